@@ -1,0 +1,1 @@
+"""Bytes Paimon defines: BinaryRow, the bucket hash, partition paths, column stats."""

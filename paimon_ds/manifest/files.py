@@ -1,0 +1,174 @@
+"""Manifest files and manifest lists in Avro, with Paimon's record layout.
+
+We write the newest field set (the one pypaimon 2.x needs and Java Paimon 0.9 reads by name) and
+read any older one: fields added after 0.9 are looked up with defaults.
+"""
+
+from __future__ import annotations
+
+import io
+import uuid
+from typing import Any, Iterable, Sequence
+
+import fastavro
+
+from ..format.binary_row import deserialize_row, serialize_row
+from ..fs import FileIO
+from ..types import DataType
+from .meta import FileKind, ManifestEntry, ManifestFileMeta, SimpleStats
+
+_NS = "org.apache.paimon.avro.generated.record"
+
+
+def _stats(name: str) -> dict[str, Any]:
+    return {"type": "record", "name": name, "fields": [
+        {"name": "_MIN_VALUES", "type": "bytes"},
+        {"name": "_MAX_VALUES", "type": "bytes"},
+        {"name": "_NULL_COUNTS", "type": ["null", {"type": "array", "items": ["null", "long"]}], "default": None},
+    ]}
+
+
+def _opt(name: str, t: Any) -> dict[str, Any]:
+    return {"name": name, "type": ["null", t], "default": None}
+
+
+MANIFEST_ENTRY_SCHEMA = fastavro.parse_schema({"type": "record", "name": _NS, "fields": [
+    {"name": "_VERSION", "type": "int"},
+    {"name": "_KIND", "type": "int"},
+    {"name": "_PARTITION", "type": "bytes"},
+    {"name": "_BUCKET", "type": "int"},
+    {"name": "_TOTAL_BUCKETS", "type": "int"},
+    {"name": "_FILE", "type": {"type": "record", "name": f"{_NS}__FILE", "fields": [
+        {"name": "_FILE_NAME", "type": "string"},
+        {"name": "_FILE_SIZE", "type": "long"},
+        {"name": "_ROW_COUNT", "type": "long"},
+        {"name": "_MIN_KEY", "type": "bytes"},
+        {"name": "_MAX_KEY", "type": "bytes"},
+        {"name": "_KEY_STATS", "type": _stats(f"{_NS}__FILE__KEY_STATS")},
+        {"name": "_VALUE_STATS", "type": _stats(f"{_NS}__FILE__VALUE_STATS")},
+        {"name": "_MIN_SEQUENCE_NUMBER", "type": "long"},
+        {"name": "_MAX_SEQUENCE_NUMBER", "type": "long"},
+        {"name": "_SCHEMA_ID", "type": "long"},
+        {"name": "_LEVEL", "type": "int"},
+        {"name": "_EXTRA_FILES", "type": {"type": "array", "items": "string"}},
+        _opt("_CREATION_TIME", {"type": "long", "logicalType": "timestamp-millis"}),
+        _opt("_DELETE_ROW_COUNT", "long"),
+        _opt("_EMBEDDED_FILE_INDEX", "bytes"),
+        _opt("_FILE_SOURCE", "int"),
+        _opt("_VALUE_STATS_COLS", {"type": "array", "items": "string"}),
+        _opt("_EXTERNAL_PATH", "string"),
+        _opt("_FIRST_ROW_ID", "long"),
+        _opt("_WRITE_COLS", {"type": "array", "items": "string"}),
+    ]}},
+]})
+
+MANIFEST_FILE_META_SCHEMA = fastavro.parse_schema({"type": "record", "name": _NS, "fields": [
+    {"name": "_VERSION", "type": "int"},
+    {"name": "_FILE_NAME", "type": "string"},
+    {"name": "_FILE_SIZE", "type": "long"},
+    {"name": "_NUM_ADDED_FILES", "type": "long"},
+    {"name": "_NUM_DELETED_FILES", "type": "long"},
+    {"name": "_PARTITION_STATS", "type": _stats(f"{_NS}__PARTITION_STATS")},
+    {"name": "_SCHEMA_ID", "type": "long"},
+    _opt("_MIN_BUCKET", "int"),
+    _opt("_MAX_BUCKET", "int"),
+    _opt("_MIN_LEVEL", "int"),
+    _opt("_MAX_LEVEL", "int"),
+    _opt("_MIN_ROW_ID", "long"),
+    _opt("_MAX_ROW_ID", "long"),
+]})
+
+_CODECS = {"zstd": "zstandard", "zstandard": "zstandard", "deflate": "deflate", "snappy": "snappy",
+           "null": "null", "none": "null"}
+
+
+def avro_bytes(schema: Any, records: Iterable[dict[str, Any]], compression: str) -> bytes:
+    buf = io.BytesIO()
+    fastavro.writer(buf, schema, records, codec=_CODECS.get(compression.lower(), compression))
+    return buf.getvalue()
+
+
+def read_avro(data: bytes) -> list[dict[str, Any]]:
+    return list(fastavro.reader(io.BytesIO(data)))
+
+
+def partition_stats(partitions: Iterable[bytes], types: Sequence[DataType]) -> SimpleStats:
+    """Min, max and null count of each partition field over the given partition rows."""
+    n = len(types)
+    mins: list[Any] = [None] * n
+    maxs: list[Any] = [None] * n
+    nulls = [0] * n
+    for blob in set(partitions):
+        for i, v in enumerate(deserialize_row(blob, types)):
+            if v is None:
+                nulls[i] += 1
+                continue
+            if mins[i] is None or v < mins[i]:
+                mins[i] = v
+            if maxs[i] is None or v > maxs[i]:
+                maxs[i] = v
+    return SimpleStats(serialize_row(mins, types), serialize_row(maxs, types), tuple(nulls))
+
+
+class ManifestFile:
+    """Writes and reads `manifest/manifest-<uuid>-<n>` files of ManifestEntry records."""
+
+    def __init__(self, io: FileIO, table_path: str, partition_types: Sequence[DataType], schema_id: int,
+                 compression: str = "zstd", target_size: int = 8 << 20) -> None:
+        self.io = io
+        self.dir = f"{table_path}/manifest"
+        self.partition_types = list(partition_types)
+        self.schema_id = schema_id
+        self.compression = compression
+        self.target_size = target_size
+        self._prefix = f"manifest-{uuid.uuid4()}-"
+        self._count = 0
+
+    def _next_name(self) -> str:
+        name = f"{self._prefix}{self._count}"
+        self._count += 1
+        return name
+
+    def write(self, entries: Sequence[ManifestEntry]) -> list[ManifestFileMeta]:
+        """Write entries into one or more manifest files (rolling by target size)."""
+        metas: list[ManifestFileMeta] = []
+        # Entries are a few hundred bytes each; roll on an estimate, then measure the real size.
+        per_file = max(1, self.target_size // 400)
+        for start in range(0, len(entries), per_file):
+            chunk = entries[start:start + per_file]
+            name = self._next_name()
+            data = avro_bytes(MANIFEST_ENTRY_SCHEMA, (e.to_avro() for e in chunk), self.compression)
+            self.io.write_bytes(f"{self.dir}/{name}", data)
+            metas.append(ManifestFileMeta(
+                name, len(data),
+                sum(1 for e in chunk if e.kind == FileKind.ADD),
+                sum(1 for e in chunk if e.kind == FileKind.DELETE),
+                partition_stats((e.partition for e in chunk), self.partition_types),
+                self.schema_id,
+                min(e.bucket for e in chunk), max(e.bucket for e in chunk),
+                min(e.file.level for e in chunk), max(e.file.level for e in chunk)))
+        return metas
+
+    def read(self, name: str) -> list[ManifestEntry]:
+        return [ManifestEntry.from_avro(r) for r in read_avro(self.io.read_bytes(f"{self.dir}/{name}"))]
+
+
+class ManifestList:
+    """Writes and reads `manifest/manifest-list-<uuid>-<n>` files of ManifestFileMeta records."""
+
+    def __init__(self, io: FileIO, table_path: str, compression: str = "zstd") -> None:
+        self.io = io
+        self.dir = f"{table_path}/manifest"
+        self.compression = compression
+        self._prefix = f"manifest-list-{uuid.uuid4()}-"
+        self._count = 0
+
+    def write(self, metas: Sequence[ManifestFileMeta]) -> str:
+        name = f"{self._prefix}{self._count}"
+        self._count += 1
+        data = avro_bytes(MANIFEST_FILE_META_SCHEMA, (m.to_avro() for m in metas), self.compression)
+        self.io.write_bytes(f"{self.dir}/{name}", data)
+        return name
+
+    def read(self, name: str) -> list[ManifestFileMeta]:
+        return [ManifestFileMeta.from_avro(r) for r in read_avro(self.io.read_bytes(f"{self.dir}/{name}"))]

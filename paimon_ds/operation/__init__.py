@@ -1,0 +1,1 @@
+"""Table operations: write (tasks), commit (driver), scan (planning) and read (tasks)."""

@@ -1,0 +1,169 @@
+"""The driver side of a write: turn commit messages into manifests and one atomic snapshot.
+
+Like Paimon's FileStoreCommitImpl: write the new files' manifest once, then per attempt read the
+latest snapshot, derive the base manifest list (merging manifests when there are too many) and
+the delta list, and create `snapshot-N` only if absent. Losing that race means another writer
+committed first: drop this attempt's lists, re-read, check that what we delete still exists, and
+try again. Anything written by an attempt that did not land is deleted.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+from ..manifest.files import ManifestFile, ManifestList
+from ..manifest.meta import FileKind, ManifestEntry, ManifestFileMeta
+from ..snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from .messages import CommitMessage
+
+if TYPE_CHECKING:
+    from ..table import Table
+
+
+class CommitConflict(RuntimeError):
+    """The commit could not be made consistent with concurrent commits."""
+
+
+def live_entries(entries: Iterable[ManifestEntry]) -> dict[tuple, ManifestEntry]:
+    """Apply ADD/DELETE entries in order: the files that remain, by identifier."""
+    live: dict[tuple, ManifestEntry] = {}
+    for e in entries:
+        if e.kind == FileKind.ADD:
+            live[e.identifier] = e
+        else:
+            live.pop(e.identifier, None)
+    return live
+
+
+class TableCommit:
+    def __init__(self, table: Table, commit_user: str | None = None) -> None:
+        self.table = table
+        self.io = table.io
+        prefix = table.options.get("commit.user-prefix")
+        self.commit_user = commit_user or ((prefix + "_") if prefix else "") + str(uuid.uuid4())
+        opts = table.options
+        self.max_retries = opts.get("commit.max-retries")
+        self.merge_min_count = opts.get("manifest.merge-min-count")
+        compression = opts.get("manifest.compression")
+        partition_types = [f.type for f in table.schema.partition_fields]
+        self.manifest_file = ManifestFile(self.io, table.root, partition_types, table.schema.id, compression,
+                                          opts.get("manifest.target-file-size"))
+        self.manifest_list = ManifestList(self.io, table.root, compression)
+
+    # ---------------------------------------------------------------- public
+    def commit(self, messages: Sequence[CommitMessage], identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:
+        """Append the messages' files as one APPEND snapshot (none if there are no files)."""
+        adds = self._add_entries(messages)
+        if not adds:
+            return None
+        return self._commit(adds, "APPEND", identifier, overwrite=None)
+
+    def overwrite(self, messages: Sequence[CommitMessage], partitions: set[bytes] | None = None,
+                  identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:
+        """Replace the whole table (``partitions`` None) or the given partitions with the messages' files."""
+        adds = self._add_entries(messages)
+        if partitions is not None and not partitions:
+            return None  # dynamic overwrite that wrote nothing replaces nothing
+        return self._commit(adds, "OVERWRITE", identifier, overwrite=partitions if partitions is not None else "all")
+
+    def abort(self, messages: Sequence[CommitMessage]) -> None:
+        for m in messages:
+            for path in m.file_paths(self.table.root):
+                self.io.delete_quietly(path)
+
+    # ---------------------------------------------------------------- internals
+    @staticmethod
+    def _add_entries(messages: Sequence[CommitMessage]) -> list[ManifestEntry]:
+        entries = [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
+                   for m in messages for f in m.new_files]
+        seen: set[tuple] = set()
+        for e in entries:
+            if e.identifier in seen:
+                raise CommitConflict(f"file {e.file.file_name} is committed twice in one commit")
+            seen.add(e.identifier)
+        return entries
+
+    def _ensure_schema(self) -> None:
+        """Create the table's schema file with its first commit (a failed first write leaves nothing)."""
+        sm = self.table.schema_manager
+        if sm.list_ids():
+            return
+        winner = sm.create(self.table.schema)
+        if winner.to_json() != self.table.schema.to_json() and (
+                [f.to_json() for f in winner.fields] != [f.to_json() for f in self.table.schema.fields]
+                or winner.partition_keys != self.table.schema.partition_keys
+                or winner.options != self.table.schema.options):
+            raise CommitConflict(f"another writer created table {self.table.path} with a different schema "
+                                 "at the same time; retry the write")
+
+    def _commit(self, adds: list[ManifestEntry], kind: str, identifier: int,
+                overwrite: set[bytes] | str | None) -> Snapshot:
+        self._ensure_schema()
+        delta_metas: list[ManifestFileMeta] = []
+        attempt_files: list[str] = []  # files of the current attempt, deleted if it does not land
+        try:
+            if adds:
+                delta_metas = self.manifest_file.write(adds)
+            for attempt in range(self.max_retries + 1):
+                latest = self.table.snapshot_manager.latest()
+                base_metas: list[ManifestFileMeta] = []
+                if latest is not None:
+                    base_metas = (self.manifest_list.read(latest.base_manifest_list)
+                                  + self.manifest_list.read(latest.delta_manifest_list))
+                attempt_files = []
+                deletes: list[ManifestEntry] = []
+                if overwrite is not None and latest is not None:
+                    live = live_entries(e for m in base_metas for e in self.manifest_file.read(m.file_name))
+                    deletes = [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
+                               for e in live.values() if overwrite == "all" or e.partition in overwrite]
+                this_delta = list(delta_metas)
+                if deletes:
+                    delete_metas = self.manifest_file.write(deletes)
+                    attempt_files += [m.file_name for m in delete_metas]
+                    this_delta += delete_metas
+                base_metas, merged_files = self._maybe_merge(base_metas)
+                attempt_files += merged_files
+                base_list = self.manifest_list.write(base_metas)
+                delta_list = self.manifest_list.write(this_delta)
+                attempt_files += [base_list, delta_list]
+                added_rows = sum(e.file.row_count for e in adds)
+                deleted_rows = sum(e.file.row_count for e in deletes)
+                snapshot = Snapshot(
+                    id=(latest.id + 1) if latest else 1,
+                    schema_id=self.table.schema.id,
+                    base_manifest_list=base_list,
+                    delta_manifest_list=delta_list,
+                    commit_user=self.commit_user,
+                    commit_identifier=identifier,
+                    commit_kind=kind,
+                    time_millis=int(time.time() * 1000),
+                    total_record_count=(latest.total_record_count if latest else 0) + added_rows - deleted_rows,
+                    delta_record_count=added_rows - deleted_rows,
+                    watermark=latest.watermark if latest else None,
+                )
+                if self.table.snapshot_manager.try_commit(snapshot):
+                    return snapshot
+                self._delete_manifests(attempt_files)  # lost the race: this attempt's files go
+                attempt_files = []
+                time.sleep(random.uniform(0.005, 0.05) * min(attempt + 1, 10))
+            raise CommitConflict(f"gave up committing to {self.table.path} after {self.max_retries + 1} attempts: "
+                                 "other writers kept committing first (raise commit.max-retries)")
+        except BaseException:
+            self._delete_manifests(attempt_files + [m.file_name for m in delta_metas])
+            raise
+
+    def _delete_manifests(self, names: Iterable[str]) -> None:
+        for name in names:
+            self.io.delete_quietly(f"{self.manifest_file.dir}/{name}")
+
+    def _maybe_merge(self, metas: list[ManifestFileMeta]) -> tuple[list[ManifestFileMeta], list[str]]:
+        """Rewrite the live entries into fewer manifests once there are more than merge-min-count."""
+        if len(metas) <= self.merge_min_count:
+            return metas, []
+        entries = [e for m in metas for e in self.manifest_file.read(m.file_name)]
+        live = list(live_entries(entries).values())
+        merged = self.manifest_file.write(live) if live else []
+        return merged, [m.file_name for m in merged]

@@ -1,0 +1,185 @@
+"""Scan planning: snapshot -> manifests -> live data files -> splits, pruned by partition and stats."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..format.binary_row import deserialize_row
+from ..format.partition import partition_path
+from ..manifest.files import ManifestFile, ManifestList
+from ..manifest.meta import DataFileMeta, ManifestEntry, ManifestFileMeta, SimpleStats
+from ..predicate import Predicate, and_all, split_and, test_values
+from ..schema import TableSchema
+from ..snapshot import Snapshot
+from .commit import live_entries
+
+if TYPE_CHECKING:
+    from ..table import Table
+
+
+@dataclass
+class Split:
+    """Files of one (partition, bucket) that one reader task reads."""
+
+    partition: bytes
+    bucket: int
+    directory: str  # absolute directory of the bucket
+    files: list[DataFileMeta] = field(default_factory=list)
+    snapshot_id: int | None = None
+
+    @property
+    def row_count(self) -> int:
+        return sum(f.row_count for f in self.files)
+
+    def file_path(self, f: DataFileMeta) -> str:
+        return f.external_path or f"{self.directory}/{f.file_name}"
+
+
+class TableScan:
+    def __init__(self, table: Table, predicate: Predicate | None = None) -> None:
+        self.table = table
+        self.schema = table.schema
+        part_keys = set(self.schema.partition_keys)
+        leaves = split_and(predicate)
+        self.partition_predicate = and_all([p for p in leaves if p.fields() <= part_keys])
+        self.data_predicate = and_all([p for p in leaves if not p.fields() <= part_keys])
+        self.partition_types = [f.type for f in self.schema.partition_fields]
+        self.manifest_file = ManifestFile(table.io, table.root, self.partition_types, self.schema.id)
+        self.manifest_list = ManifestList(table.io, table.root)
+        self.snapshot: Snapshot | None = None
+
+    # ---------------------------------------------------------------- entries
+    def read_entries(self, snapshot: Snapshot | None = None) -> list[ManifestEntry]:
+        """The live data files of a snapshot (latest or time-travel target), after pruning."""
+        snapshot = snapshot or self.table.snapshot_to_read()
+        self.snapshot = snapshot
+        if snapshot is None:
+            return []
+        metas = (self.manifest_list.read(snapshot.base_manifest_list)
+                 + self.manifest_list.read(snapshot.delta_manifest_list))
+        metas = [m for m in metas if self._manifest_may_match(m)]
+        # Manifests are independent files: fetch them concurrently (matters on object stores).
+        with ThreadPoolExecutor(max_workers=min(16, max(1, len(metas)))) as pool:
+            per_manifest = list(pool.map(lambda m: self.manifest_file.read(m.file_name), metas))
+        live = live_entries(e for entries in per_manifest for e in entries)
+        return [e for e in live.values() if self._entry_may_match(e)]
+
+    def _manifest_may_match(self, meta: ManifestFileMeta) -> bool:
+        if self.partition_predicate is None:
+            return True
+        return self.partition_predicate.may_match(
+            _stats_lookup(meta.partition_stats, self.schema.partition_keys, self.partition_types,
+                          row_count=meta.num_added_files + meta.num_deleted_files))
+
+    def _entry_may_match(self, e: ManifestEntry) -> bool:
+        if self.partition_predicate is not None:
+            values = dict(zip(self.schema.partition_keys, self._partition_values(e.partition)))
+            if not test_values(self.partition_predicate, values):
+                return False
+        if self.data_predicate is not None:
+            return self.data_predicate.may_match(self._file_stats(e.file))
+        return True
+
+    def _partition_values(self, partition: bytes) -> list[Any]:
+        return _decode_partition(partition, tuple(self.partition_types))
+
+    def _file_stats(self, f: DataFileMeta) -> Callable[[str], tuple[Any, Any, int | None, int]]:
+        file_schema = self._schema(f.schema_id)
+        if f.value_stats_cols is None:
+            stat_fields = list(file_schema.fields)
+        else:
+            by_name = {x.name: x for x in file_schema.fields}
+            stat_fields = [by_name[c] for c in f.value_stats_cols if c in by_name]
+        # Predicates name current columns; stats are laid out by the file's schema: match by field id.
+        current_id = {x.name: x.id for x in self.schema.fields}
+        position = {x.id: i for i, x in enumerate(stat_fields)}
+        types = [x.type for x in stat_fields]
+        decoded: dict[str, Any] = {}
+
+        def lookup(name: str) -> tuple[Any, Any, int | None, int]:
+            i = position.get(current_id.get(name, -1))
+            if i is None:
+                return None, None, None, f.row_count
+            if not decoded:
+                decoded["min"] = _safe_decode(f.value_stats.min_values, types)
+                decoded["max"] = _safe_decode(f.value_stats.max_values, types)
+            lo, hi = decoded["min"][i], decoded["max"][i]
+            nulls = f.value_stats.null_counts[i] if f.value_stats.null_counts and i < len(
+                f.value_stats.null_counts) else None
+            if self.schema.field(name).type != stat_fields[i].type:
+                lo = hi = None  # evolved type: stats are in the old type, do not compare
+            return lo, hi, nulls, f.row_count
+        return lookup
+
+    def _schema(self, schema_id: int) -> TableSchema:
+        if schema_id == self.schema.id:
+            return self.schema
+        return _load_schema(self.table.schema_manager, schema_id)
+
+    # ---------------------------------------------------------------- splits
+    def plan(self) -> list[Split]:
+        entries = self.read_entries()
+        opts = self.table.options
+        target = opts.get("source.split.target-size")
+        open_cost = opts.get("source.split.open-file-cost")
+        default_name = opts.get("partition.default-name")
+        groups: dict[tuple[bytes, int], list[DataFileMeta]] = defaultdict(list)
+        for e in entries:
+            groups[(e.partition, e.bucket)].append(e.file)
+        splits: list[Split] = []
+        sid = self.snapshot.id if self.snapshot else None
+        for (partition, bucket), files in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+            rel = partition_path(self.schema.partition_keys, self._partition_values(partition), default_name) \
+                if self.schema.partition_keys else ""
+            directory = f"{self.table.root}/{rel}/bucket-{bucket}" if rel else f"{self.table.root}/bucket-{bucket}"
+            files.sort(key=lambda f: (f.min_sequence_number, f.creation_time or 0, f.file_name))
+            current: list[DataFileMeta] = []
+            weight = 0
+            for f in files:
+                w = max(f.file_size, open_cost)
+                if current and weight + w > target:
+                    splits.append(Split(partition, bucket, directory, current, sid))
+                    current, weight = [], 0
+                current.append(f)
+                weight += w
+            if current:
+                splits.append(Split(partition, bucket, directory, current, sid))
+        return splits
+
+
+@lru_cache(maxsize=4096)
+def _decode_partition(partition: bytes, types: tuple) -> list[Any]:
+    return deserialize_row(partition, list(types))
+
+
+def _safe_decode(blob: bytes, types: list) -> list[Any]:
+    try:
+        return deserialize_row(blob, types)
+    except Exception:  # noqa: BLE001 - unreadable stats only disable pruning
+        return [None] * len(types)
+
+
+def _stats_lookup(stats: SimpleStats, names: list[str], types: list, row_count: int):
+    mins = _safe_decode(stats.min_values, types)
+    maxs = _safe_decode(stats.max_values, types)
+
+    def lookup(name: str) -> tuple[Any, Any, int | None, int]:
+        i = names.index(name)
+        nulls = stats.null_counts[i] if stats.null_counts and i < len(stats.null_counts) else None
+        # partition null counts count manifest entries, not rows: usable only as "some are null"
+        return mins[i], maxs[i], (None if nulls else 0), row_count
+    return lookup
+
+
+_schema_cache: dict[tuple[str, int], TableSchema] = {}
+
+
+def _load_schema(manager: Any, schema_id: int) -> TableSchema:
+    key = (manager.dir, schema_id)
+    if key not in _schema_cache:
+        _schema_cache[key] = manager.schema(schema_id)
+    return _schema_cache[key]

@@ -1,0 +1,241 @@
+"""The write side of a task: route rows to (partition, bucket) writers, roll parquet files.
+
+Append tables only in this module: each (partition, bucket) gets a RollingFileWriter that buffers
+batches into row groups and rolls files at `target-file-size`. Memory across all writers of a task
+is bounded by `write-buffer-size`: when buffers exceed it the largest one is written out.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..format.binary_row import serialize_arrow_row
+from ..format.bucket import bucket_ids
+from ..format.partition import partition_path
+from ..format.stats import StatsCollector
+from ..manifest.meta import DataFileMeta, FileSource
+from ..types import SchemaError
+from .messages import CommitMessage
+
+if TYPE_CHECKING:
+    from ..table import Table
+
+
+class DataFileNamer:
+    """`data-<uuid>-<n>.parquet`, one uuid per write task as Paimon's DataFilePathFactory."""
+
+    def __init__(self) -> None:
+        self.uuid = str(uuid.uuid4())
+        self.count = 0
+
+    def next(self) -> str:
+        name = f"data-{self.uuid}-{self.count}.parquet"
+        self.count += 1
+        return name
+
+
+class RollingFileWriter:
+    """Writes one (partition, bucket)'s rows into parquet files of about `target-file-size`."""
+
+    def __init__(self, table: Table, directory: str, namer: DataFileNamer) -> None:
+        self.table = table
+        self.io = table.io
+        self.directory = directory
+        self.namer = namer
+        opts = table.options
+        self.target_size = opts.get("target-file-size")
+        self.row_group_bytes = opts.get("parquet.block.size")
+        self.compression = opts.get("file.compression")
+        self.zstd_level = opts.get("file.compression.zstd-level")
+        self.stats_mode = opts.get("metadata.stats-mode")
+        self.arrow_schema = table.arrow_schema()
+        self.types = [f.type for f in table.schema.fields]
+        self.pending: list[pa.RecordBatch] = []
+        self.pending_bytes = 0
+        self.done: list[DataFileMeta] = []
+        self.written_paths: list[str] = []
+        self._sink: Any = None
+        self._writer: pq.ParquetWriter | None = None
+        self._name = ""
+        self._rows = 0
+        self._stats: StatsCollector | None = None
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        self.pending.append(batch)
+        self.pending_bytes += batch.nbytes
+        if self.pending_bytes >= self.row_group_bytes:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write buffered batches as one row group; roll the file when it reached its target size."""
+        if not self.pending:
+            return
+        data = pa.Table.from_batches(self.pending, schema=self.arrow_schema)
+        self.pending, self.pending_bytes = [], 0
+        if self._writer is None:
+            self._open()
+        assert self._writer is not None and self._stats is not None
+        self._writer.write_table(data, row_group_size=max(1, data.num_rows))
+        self._stats.update(data)
+        self._rows += data.num_rows
+        if self._sink.tell() >= self.target_size:
+            self._close_file()
+
+    def _open(self) -> None:
+        self._name = self.namer.next()
+        path = f"{self.directory}/{self._name}"
+        self.written_paths.append(path)
+        self._sink = self.io.open_output(path)
+        compression = "zstd" if self.compression.lower() in ("zstd", "zstandard") else self.compression
+        self._writer = pq.ParquetWriter(
+            self._sink, self.arrow_schema, compression=compression,
+            compression_level=self.zstd_level if compression == "zstd" else None,
+            store_decimal_as_integer=True, write_statistics=True)
+        self._rows = 0
+        self._stats = StatsCollector(self.types, self.stats_mode)
+
+    def _close_file(self) -> None:
+        assert self._writer is not None and self._stats is not None
+        self._writer.close()
+        size = self._sink.tell()
+        self._sink.close()
+        self.done.append(DataFileMeta(
+            file_name=self._name, file_size=size, row_count=self._rows,
+            value_stats=self._stats.result(), min_sequence_number=0,
+            max_sequence_number=max(0, self._rows - 1), schema_id=self.table.schema.id, level=0,
+            creation_time=dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
+            delete_row_count=0, file_source=FileSource.APPEND))
+        self._writer, self._sink, self._stats = None, None, None
+
+    def close(self) -> list[DataFileMeta]:
+        self.flush()
+        if self._writer is not None:
+            self._close_file()
+        return self.done
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            try:
+                self._writer.close()
+                self._sink.close()
+            except Exception:  # noqa: BLE001 - best effort, the file is deleted next
+                pass
+            self._writer = None
+        for p in self.written_paths:
+            self.io.delete_quietly(p)
+
+
+class TableWrite:
+    """Buffers and writes a task's rows; `prepare_commit()` returns the CommitMessages."""
+
+    def __init__(self, table: Table, commit_user: str | None = None) -> None:
+        self.table = table
+        self.schema = table.schema
+        self.arrow_schema = table.arrow_schema()
+        self.namer = DataFileNamer()
+        self.num_buckets = table.bucket
+        self.partition_fields = table.schema.partition_fields
+        self.partition_idx = [self.schema.field_names.index(k) for k in self.schema.partition_keys]
+        self.bucket_idx: list[int] = []
+        if self.num_buckets > 0:
+            keys = self.schema.bucket_keys
+            self.bucket_idx = [self.schema.field_names.index(k) for k in keys]
+        self.not_null_idx = [i for i, f in enumerate(self.schema.fields) if not f.type.nullable]
+        self.default_partition = table.options.get("partition.default-name")
+        self.buffer_limit = table.options.get("write-buffer-size")
+        self.writers: dict[tuple[bytes, int], RollingFileWriter] = {}
+        self.partition_dirs: dict[bytes, str] = {}
+
+    # ---------------------------------------------------------------- input
+    def align(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """Put the batch's columns in table order and in the table's Arrow types."""
+        names = batch.schema.names
+        if names != self.arrow_schema.names:
+            batch = pa.RecordBatch.from_arrays([batch.column(names.index(n)) for n in self.arrow_schema.names],
+                                               names=self.arrow_schema.names)
+        for i in self.not_null_idx:
+            if batch.column(i).null_count:
+                raise SchemaError(f"column {self.arrow_schema.names[i]!r} is NOT NULL in the table "
+                                  f"but the data has {batch.column(i).null_count} null value(s)")
+        if batch.schema != self.arrow_schema:
+            arrays = [c if c.type == f.type else c.cast(f.type) for c, f in zip(batch.columns, self.arrow_schema)]
+            batch = pa.RecordBatch.from_arrays(arrays, schema=self.arrow_schema)
+        return batch
+
+    def write_arrow(self, batch: pa.RecordBatch | pa.Table) -> None:
+        if isinstance(batch, pa.Table):
+            for b in batch.to_batches():
+                self.write_arrow(b)
+            return
+        if batch.num_rows == 0:
+            return
+        batch = self.align(batch)
+        for (part_key, bucket), rows in self._route(batch):
+            writer = self.writers.get((part_key, bucket))
+            if writer is None:
+                writer = self._new_writer(part_key, bucket, rows)
+            writer.add(rows)
+        self._bound_memory()
+
+    def _route(self, batch: pa.RecordBatch):
+        """Split a batch by (partition, bucket), vectorised: one group-by per batch, no per-row Python."""
+        n = batch.num_rows
+        if not self.partition_idx and self.num_buckets <= 0:
+            yield (serialize_arrow_row([], []), 0), batch
+            return
+        if self.num_buckets > 0:
+            cols = [batch.column(i) for i in self.bucket_idx]
+            buckets = bucket_ids(cols, [self.schema.fields[i].type for i in self.bucket_idx], self.num_buckets)
+        else:
+            buckets = np.zeros(n, dtype=np.int32)
+        key_cols = [batch.column(i) for i in self.partition_idx] + [pa.array(buckets)]
+        key_names = [f"p{i}" for i in range(len(self.partition_idx))] + ["bucket"]
+        keys = pa.table(key_cols, names=key_names).append_column("row", pa.array(np.arange(n, dtype=np.int64)))
+        groups = keys.group_by(key_names, use_threads=False).aggregate([("row", "list")])
+        for g in range(groups.num_rows):
+            rows = groups.column("row_list")[g].values
+            first = rows[0].as_py()
+            part_cols = [batch.column(i).slice(first, 1) for i in self.partition_idx]
+            part_key = serialize_arrow_row(part_cols, [f.type for f in self.partition_fields])
+            if part_key not in self.partition_dirs:
+                values = [c[0].as_py() for c in part_cols]
+                self.partition_dirs[part_key] = partition_path(self.schema.partition_keys, values,
+                                                               self.default_partition)
+            bucket = int(groups.column("bucket")[g].as_py())
+            yield (part_key, bucket), (batch if groups.num_rows == 1 else batch.take(rows))
+
+    def _new_writer(self, part_key: bytes, bucket: int, rows: pa.RecordBatch) -> RollingFileWriter:
+        rel = self.partition_dirs.get(part_key, "")
+        directory = f"{self.table.root}/{rel}/bucket-{bucket}" if rel else f"{self.table.root}/bucket-{bucket}"
+        writer = RollingFileWriter(self.table, directory, self.namer)
+        self.writers[(part_key, bucket)] = writer
+        return writer
+
+    def _bound_memory(self) -> None:
+        total = sum(w.pending_bytes for w in self.writers.values())
+        while total > self.buffer_limit:
+            largest = max(self.writers.values(), key=lambda w: w.pending_bytes)
+            total -= largest.pending_bytes
+            largest.flush()
+
+    # ---------------------------------------------------------------- output
+    def prepare_commit(self) -> list[CommitMessage]:
+        messages = []
+        for (part_key, bucket), writer in self.writers.items():
+            files = writer.close()
+            if files:
+                messages.append(CommitMessage(part_key, bucket, self.num_buckets if self.num_buckets > 0 else -1,
+                                              files, self.partition_dirs.get(part_key, "")))
+        self.writers.clear()
+        return messages
+
+    def abort(self) -> None:
+        for writer in self.writers.values():
+            writer.abort()
+        self.writers.clear()

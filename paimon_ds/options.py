@@ -1,0 +1,173 @@
+"""Every option paimon_ds honours, with its default, check and doc (the README table is made from it).
+
+Table options are Paimon's own keys. Any key Paimon defines is accepted and stored in the schema
+file, as Paimon's own Spark connector does; a key nobody defines is refused, because a typo in an
+option name would otherwise be silently ignored.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Callable, Mapping
+
+
+class OptionError(ValueError):
+    """An option that is unknown or has an invalid value."""
+
+
+_SIZE_UNITS = {"b": 1, "kb": 1 << 10, "k": 1 << 10, "mb": 1 << 20, "m": 1 << 20, "gb": 1 << 30, "g": 1 << 30,
+               "tb": 1 << 40, "t": 1 << 40, "bytes": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30}
+
+
+def parse_memory_size(text: str) -> int:
+    m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", str(text))
+    if not m or m.group(2).lower() not in _SIZE_UNITS | {"": 1}:
+        raise ValueError(f"not a memory size: {text!r} (use e.g. 128mb)")
+    return int(m.group(1)) * _SIZE_UNITS.get(m.group(2).lower(), 1)
+
+
+def parse_bool(text: str) -> bool:
+    low = str(text).strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    raise ValueError(f"not a boolean: {text!r} (use true or false)")
+
+
+def parse_list(text: str) -> list[str]:
+    return [p.strip() for p in str(text).split(",") if p.strip()]
+
+
+def _positive_int(text: str) -> int:
+    v = int(text)
+    if v <= 0:
+        raise ValueError(f"must be positive, got {v}")
+    return v
+
+
+def _bucket(text: str) -> int:
+    v = int(text)
+    if v == 0 or v < -2:
+        raise ValueError(f"bucket must be -1 (unaware/dynamic) or a positive number of buckets, got {v}")
+    return v
+
+
+def _stats_mode(text: str) -> str:
+    if not re.fullmatch(r"none|counts|full|truncate\(\d+\)", text.strip().lower()):
+        raise ValueError(f"{text!r} is not one of none, counts, full, truncate(N)")
+    return text.strip().lower()
+
+
+def _file_format(text: str) -> str:
+    low = text.strip().lower()
+    if low != "parquet":
+        raise ValueError(f"paimon_ds writes parquet data files; {text!r} is not supported for writing")
+    return low
+
+
+@dataclass(frozen=True)
+class Option:
+    key: str
+    default: Any
+    parse: Callable[[str], Any]
+    doc: str
+    table: bool = True  # stored in the schema file; False for per-job read/write options
+
+
+OPTIONS: dict[str, Option] = {o.key: o for o in [
+    Option("bucket", -1, _bucket, "Fixed number of buckets, or -1 for an unaware-bucket append table."),
+    Option("bucket-key", None, parse_list, "Comma-separated columns hashed into the fixed bucket; "
+           "defaults to the primary key minus partition keys."),
+    Option("partition", None, parse_list, "Comma-separated partition columns, used when the table is created."),
+    Option("primary-key", None, parse_list, "Comma-separated primary-key columns, used when the table is created."),
+    Option("file.format", "parquet", _file_format, "Data file format (paimon_ds writes parquet)."),
+    Option("file.compression", "zstd", str, "Parquet compression codec of data files."),
+    Option("file.compression.zstd-level", 1, int, "Zstandard level for data files."),
+    Option("manifest.compression", "zstd", str, "Avro codec of manifest files (zstd, deflate, snappy, null)."),
+    Option("manifest.target-file-size", 8 << 20, parse_memory_size, "Target size of a manifest file."),
+    Option("manifest.merge-min-count", 30, _positive_int,
+           "Manifests merged into fewer once a snapshot references more than this many."),
+    Option("target-file-size", 256 << 20, parse_memory_size, "Data files roll over at this size (append tables)."),
+    Option("write-buffer-size", 256 << 20, parse_memory_size,
+           "Memory a write task buffers before it writes row groups out."),
+    Option("parquet.block.size", 128 << 20, parse_memory_size, "Target row-group size of data files."),
+    Option("metadata.stats-mode", "truncate(16)", _stats_mode, "Per-column file stats: none, counts, full, truncate(N)."),
+    Option("partition.default-name", "__DEFAULT_PARTITION__", str, "Directory name of a null partition value."),
+    Option("commit.max-retries", 10, int, "Attempts to commit a snapshot when other writers win the race."),
+    Option("commit.user-prefix", None, str, "Prefix of the commit user recorded in snapshots.", table=False),
+    Option("source.split.target-size", 128 << 20, parse_memory_size, "Target size of one read split."),
+    Option("source.split.open-file-cost", 4 << 20, parse_memory_size,
+           "Cost of opening a file, in bytes, when packing splits."),
+    Option("scan.snapshot-id", None, int, "Read this snapshot (time travel).", table=False),
+    Option("scan.timestamp-millis", None, int, "Read the latest snapshot committed at or before this epoch millis.",
+           table=False),
+    Option("scan.tag-name", None, str, "Read the snapshot a tag points to.", table=False),
+    Option("dynamic-partition-overwrite", True, parse_bool,
+           "mode('overwrite') on a partitioned table replaces only the partitions written (as Paimon's "
+           "Spark connector); false replaces the whole table.", table=False),
+]}
+
+# Keys that configure this package or the path, never stored in the table.
+LOCAL_KEYS = {"path", "paimon_ds.cluster-write"}
+_PREFIXES = ("fields.", "file-index.", "spark.", "fs.", "s3.", "s3a.", "hadoop.", "paimon_ds.")
+
+
+def _known_paimon_keys() -> tuple[frozenset[str], list[re.Pattern[str]]]:
+    text = resources.files("paimon_ds").joinpath("paimon_option_keys.txt").read_text()
+    keys = [k.strip() for k in text.splitlines() if k.strip() and not k.startswith("#")]
+    plain = frozenset(k for k in keys if "#" not in k)
+    patterns = [re.compile(re.escape(k).replace("\\#", "[^.]+")) for k in keys if "#" in k]
+    return plain, patterns
+
+
+_PAIMON_KEYS, _PAIMON_PATTERNS = _known_paimon_keys()
+
+
+def is_known_key(key: str) -> bool:
+    return (key in OPTIONS or key in LOCAL_KEYS or key in _PAIMON_KEYS or key.startswith(_PREFIXES)
+            or any(p.fullmatch(key) for p in _PAIMON_PATTERNS))
+
+
+def validate(options: Mapping[str, str]) -> None:
+    """Refuse unknown keys and invalid values of the options paimon_ds interprets."""
+    for key, value in options.items():
+        if not is_known_key(key):
+            near = difflib.get_close_matches(key, list(OPTIONS) + sorted(_PAIMON_KEYS), n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise OptionError(f"unknown option {key!r}{hint}")
+        if key in OPTIONS and value is not None:
+            try:
+                OPTIONS[key].parse(value)
+            except (ValueError, TypeError) as e:
+                raise OptionError(f"invalid value {value!r} for option {key!r}: {e}") from None
+
+
+class Options:
+    """Typed access to a table's options (stored options overlaid with per-job ones)."""
+
+    def __init__(self, raw: Mapping[str, str]) -> None:
+        self.raw = {str(k): str(v) for k, v in raw.items() if v is not None}
+
+    def get(self, key: str) -> Any:
+        opt = OPTIONS[key]
+        if key in self.raw:
+            return opt.parse(self.raw[key])
+        return opt.default
+
+    def with_overrides(self, extra: Mapping[str, str]) -> Options:
+        return Options({**self.raw, **{k: v for k, v in extra.items() if v is not None}})
+
+
+def table_options(options: Mapping[str, str]) -> dict[str, str]:
+    """The subset of user options that belongs in the schema file of a new table."""
+    skip = {"partition", "primary-key"} | LOCAL_KEYS | {k for k, o in OPTIONS.items() if not o.table}
+    return {k: str(v) for k, v in options.items() if k not in skip and not k.startswith("paimon_ds.")}
+
+
+def markdown_table() -> str:
+    rows = ["| option | default | meaning |", "| --- | --- | --- |"]
+    for o in OPTIONS.values():
+        rows.append(f"| `{o.key}` | `{o.default}` | {o.doc} |")
+    return "\n".join(rows)

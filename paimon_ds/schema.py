@@ -1,0 +1,135 @@
+"""Table schemas (`schema/schema-N`) and their manager."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from .fs import FileIO
+from .types import DataField, SchemaError, fields_from_arrow, to_arrow_schema
+
+SCHEMA_VERSION = 3
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    id: int
+    fields: tuple[DataField, ...]
+    highest_field_id: int
+    partition_keys: tuple[str, ...] = ()
+    primary_keys: tuple[str, ...] = ()
+    options: dict[str, str] = field(default_factory=dict)
+    comment: str | None = None
+    time_millis: int = 0
+    version: int = SCHEMA_VERSION
+
+    # ---------------------------------------------------------------- derived views
+    @property
+    def field_names(self) -> list[str]:
+        return [f.name for f in self.fields]
+
+    def field(self, name: str) -> DataField:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise SchemaError(f"no column {name!r} in the table (columns: {', '.join(self.field_names)})")
+
+    @property
+    def partition_fields(self) -> list[DataField]:
+        return [self.field(k) for k in self.partition_keys]
+
+    @property
+    def bucket_keys(self) -> list[str]:
+        keys = self.options.get("bucket-key")
+        if keys:
+            return [k.strip() for k in keys.split(",") if k.strip()]
+        return [k for k in self.primary_keys if k not in self.partition_keys]
+
+    def arrow_schema(self) -> pa.Schema:
+        return to_arrow_schema(self.fields)
+
+    # ---------------------------------------------------------------- JSON
+    def to_json(self) -> str:
+        return json.dumps({
+            "version": self.version,
+            "id": self.id,
+            "fields": [f.to_json() for f in self.fields],
+            "highestFieldId": self.highest_field_id,
+            "partitionKeys": list(self.partition_keys),
+            "primaryKeys": list(self.primary_keys),
+            "options": dict(self.options),
+            "comment": self.comment,
+            "timeMillis": self.time_millis,
+        }, indent=2)
+
+    @staticmethod
+    def from_json(text: str) -> TableSchema:
+        obj: dict[str, Any] = json.loads(text)
+        return TableSchema(
+            id=obj["id"],
+            fields=tuple(DataField.from_json(f) for f in obj["fields"]),
+            highest_field_id=obj["highestFieldId"],
+            partition_keys=tuple(obj.get("partitionKeys") or ()),
+            primary_keys=tuple(obj.get("primaryKeys") or ()),
+            options=dict(obj.get("options") or {}),
+            comment=obj.get("comment"),
+            time_millis=obj.get("timeMillis", 0),
+            version=obj.get("version", 1),
+        )
+
+    @staticmethod
+    def from_arrow(schema: pa.Schema, partition_keys: list[str], primary_keys: list[str],
+                   options: dict[str, str], comment: str | None = None) -> TableSchema:
+        fields, highest = fields_from_arrow(schema)
+        names = [f.name for f in fields]
+        if len(set(n.lower() for n in names)) != len(names):
+            raise SchemaError(f"duplicate column names in {names}")
+        for what, keys in (("partition", partition_keys), ("primary-key", primary_keys),
+                           ("bucket-key", [k.strip() for k in options.get("bucket-key", "").split(",") if k.strip()])):
+            missing = [k for k in keys if k not in names]
+            if missing:
+                raise SchemaError(f"{what} column(s) {missing} are not in the data (columns: {', '.join(names)})")
+        if primary_keys:
+            # Paimon: primary-key columns are NOT NULL
+            fields = [DataField(f.id, f.name, f.type.copy(False)) if f.name in primary_keys else f for f in fields]
+        bucket = int(options.get("bucket", "-1"))
+        if bucket > 0 and not primary_keys and not options.get("bucket-key"):
+            raise SchemaError("an append table with a fixed bucket count needs 'bucket-key' "
+                              "(the columns whose hash picks the bucket)")
+        return TableSchema(0, tuple(fields), highest, tuple(partition_keys), tuple(primary_keys),
+                           dict(options), comment, int(time.time() * 1000))
+
+
+class SchemaManager:
+    """Reads and creates `schema-N` files under a table path."""
+
+    def __init__(self, io: FileIO, table_path: str) -> None:
+        self.io = io
+        self.dir = f"{table_path}/schema"
+
+    def path(self, schema_id: int) -> str:
+        return f"{self.dir}/schema-{schema_id}"
+
+    def list_ids(self) -> list[int]:
+        ids = []
+        for name in self.io.list_names(self.dir):
+            if name.startswith("schema-") and name[7:].isdigit():
+                ids.append(int(name[7:]))
+        return sorted(ids)
+
+    def latest(self) -> TableSchema | None:
+        ids = self.list_ids()
+        return self.schema(ids[-1]) if ids else None
+
+    def schema(self, schema_id: int) -> TableSchema:
+        return TableSchema.from_json(self.io.read_text(self.path(schema_id)))
+
+    def create(self, schema: TableSchema) -> TableSchema:
+        """Write schema-0 if no schema exists; return whichever schema won."""
+        if self.io.try_create(self.path(schema.id), schema.to_json().encode()):
+            return schema
+        return self.schema(schema.id)

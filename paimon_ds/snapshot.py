@@ -1,0 +1,160 @@
+"""Snapshots (`snapshot/snapshot-N`), the LATEST/EARLIEST hints, tags and time travel."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from .fs import FileIO
+
+SNAPSHOT_VERSION = 3
+# Paimon's commitIdentifier for batch (non-streaming) commits: Long.MAX_VALUE.
+BATCH_COMMIT_IDENTIFIER = 2**63 - 1
+
+
+class SnapshotNotFound(LookupError):
+    pass
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    id: int
+    schema_id: int
+    base_manifest_list: str
+    delta_manifest_list: str
+    commit_user: str
+    commit_identifier: int
+    commit_kind: str
+    time_millis: int
+    total_record_count: int
+    delta_record_count: int
+    changelog_manifest_list: str | None = None
+    index_manifest: str | None = None
+    changelog_record_count: int = 0
+    watermark: int | None = None
+    log_offsets: dict[str, int] = field(default_factory=dict)
+    version: int = SNAPSHOT_VERSION
+    extra: dict[str, Any] = field(default_factory=dict)  # fields we do not interpret, kept on rewrite
+
+    def to_json(self) -> str:
+        obj: dict[str, Any] = {
+            "version": self.version,
+            "id": self.id,
+            "schemaId": self.schema_id,
+            "baseManifestList": self.base_manifest_list,
+            "deltaManifestList": self.delta_manifest_list,
+            "changelogManifestList": self.changelog_manifest_list,
+        }
+        if self.index_manifest is not None:
+            obj["indexManifest"] = self.index_manifest
+        obj.update({
+            "commitUser": self.commit_user,
+            "commitIdentifier": self.commit_identifier,
+            "commitKind": self.commit_kind,
+            "timeMillis": self.time_millis,
+            "logOffsets": self.log_offsets,
+            "totalRecordCount": self.total_record_count,
+            "deltaRecordCount": self.delta_record_count,
+            "changelogRecordCount": self.changelog_record_count,
+        })
+        if self.watermark is not None:
+            obj["watermark"] = self.watermark
+        return json.dumps(obj, indent=2)
+
+    @staticmethod
+    def from_json(text: str) -> Snapshot:
+        o = json.loads(text)
+        known = {"version", "id", "schemaId", "baseManifestList", "deltaManifestList", "changelogManifestList",
+                 "indexManifest", "commitUser", "commitIdentifier", "commitKind", "timeMillis", "logOffsets",
+                 "totalRecordCount", "deltaRecordCount", "changelogRecordCount", "watermark"}
+        return Snapshot(
+            id=o["id"], schema_id=o["schemaId"], base_manifest_list=o["baseManifestList"],
+            delta_manifest_list=o["deltaManifestList"], commit_user=o["commitUser"],
+            commit_identifier=o["commitIdentifier"], commit_kind=o["commitKind"], time_millis=o["timeMillis"],
+            total_record_count=o.get("totalRecordCount") or 0, delta_record_count=o.get("deltaRecordCount") or 0,
+            changelog_manifest_list=o.get("changelogManifestList"), index_manifest=o.get("indexManifest"),
+            changelog_record_count=o.get("changelogRecordCount") or 0, watermark=o.get("watermark"),
+            log_offsets=o.get("logOffsets") or {}, version=o.get("version", 1),
+            extra={k: v for k, v in o.items() if k not in known},
+        )
+
+
+class SnapshotManager:
+    def __init__(self, io: FileIO, table_path: str) -> None:
+        self.io = io
+        self.table_path = table_path
+        self.dir = f"{table_path}/snapshot"
+
+    def path(self, snapshot_id: int) -> str:
+        return f"{self.dir}/snapshot-{snapshot_id}"
+
+    def _hint(self, name: str) -> int | None:
+        try:
+            return int(self.io.read_text(f"{self.dir}/{name}").strip())
+        except (FileNotFoundError, ValueError, OSError):
+            return None
+
+    def list_ids(self) -> list[int]:
+        return sorted(int(n[9:]) for n in self.io.list_names(self.dir)
+                      if n.startswith("snapshot-") and n[9:].isdigit())
+
+    def latest_id(self) -> int | None:
+        """The newest snapshot id: from the LATEST hint, probing forward past a stale hint."""
+        hint = self._hint("LATEST")
+        if hint is not None and self.io.exists(self.path(hint)):
+            nxt = hint + 1
+            while self.io.exists(self.path(nxt)):
+                nxt += 1
+            return nxt - 1
+        ids = self.list_ids()
+        return ids[-1] if ids else None
+
+    def earliest_id(self) -> int | None:
+        hint = self._hint("EARLIEST")
+        if hint is not None and self.io.exists(self.path(hint)):
+            return hint
+        ids = self.list_ids()
+        return ids[0] if ids else None
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        try:
+            return Snapshot.from_json(self.io.read_text(self.path(snapshot_id)))
+        except FileNotFoundError:
+            raise SnapshotNotFound(f"snapshot {snapshot_id} does not exist in {self.table_path}") from None
+
+    def latest(self) -> Snapshot | None:
+        sid = self.latest_id()
+        return None if sid is None else self.snapshot(sid)
+
+    def try_commit(self, snapshot: Snapshot) -> bool:
+        """Atomically create snapshot-N; False if another writer created it first."""
+        if not self.io.try_create(self.path(snapshot.id), snapshot.to_json().encode()):
+            return False
+        # Hints are only hints: readers probe past a stale LATEST.
+        try:
+            self.io.write_bytes(f"{self.dir}/LATEST", str(snapshot.id).encode())
+            if snapshot.id == 1 or self._hint("EARLIEST") is None:
+                self.io.write_bytes(f"{self.dir}/EARLIEST", str(self.earliest_id() or snapshot.id).encode())
+        except OSError:
+            pass
+        return True
+
+    def at_or_before(self, time_millis: int) -> Snapshot:
+        """The latest snapshot committed at or before ``time_millis`` (Paimon's scan.timestamp-millis)."""
+        best = None
+        for sid in self.list_ids():
+            s = self.snapshot(sid)
+            if s.time_millis <= time_millis:
+                best = s
+            else:
+                break
+        if best is None:
+            raise SnapshotNotFound(f"no snapshot of {self.table_path} was committed at or before {time_millis}")
+        return best
+
+    def tag(self, name: str) -> Snapshot:
+        try:
+            return Snapshot.from_json(self.io.read_text(f"{self.table_path}/tag/tag-{name}"))
+        except FileNotFoundError:
+            raise SnapshotNotFound(f"tag {name!r} does not exist in {self.table_path}") from None

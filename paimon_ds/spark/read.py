@@ -1,0 +1,53 @@
+"""Batch reader: partitions() plans splits on the driver; read() turns a split into Arrow batches."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceReader, InputPartition
+from pyspark.sql.types import StructType
+
+from ..predicate import Predicate, and_all
+from ..table import Table
+from .filters import to_predicate
+from .types import arrow_schema_for_spark
+
+
+class SplitPartition(InputPartition):
+    pass
+
+
+class PaimonReader(DataSourceReader):
+    def __init__(self, table: Table, schema: StructType) -> None:
+        self.table = table
+        self.read_schema = arrow_schema_for_spark(schema)
+        missing = [n for n in self.read_schema.names if n not in table.schema.field_names]
+        if missing:
+            from ..types import SchemaError
+            raise SchemaError(f"column(s) {missing} are not in Paimon table {table.path} "
+                              f"(columns: {', '.join(table.schema.field_names)})")
+        self.predicates: list[Predicate] = []
+
+    def pushFilters(self, filters):  # Spark 4.1+
+        for f in filters:
+            p = to_predicate(f, self.table.schema)
+            if p is not None:
+                self.predicates.append(p)
+            # Stats only prune files; Spark still evaluates every filter on the rows it gets.
+            yield f
+
+    @property
+    def predicate(self) -> Predicate | None:
+        return and_all(self.predicates)
+
+    def partitions(self) -> list[InputPartition]:
+        splits = self.table.new_scan(self.predicate).plan()
+        return [SplitPartition(s) for s in splits] or [SplitPartition(None)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        split = partition.value
+        if split is None:
+            return
+        read = self.table.new_read(self.read_schema, self.predicate)
+        yield from read.read(split)

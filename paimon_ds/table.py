@@ -1,0 +1,167 @@
+"""Table: one Paimon table's path, schema, options and snapshots; the entry to scans, writes, commits."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import pyarrow as pa
+
+from .fs import FileIO
+from .options import Options, OptionError, table_options, validate, parse_list
+from .schema import SchemaManager, TableSchema
+from .snapshot import Snapshot, SnapshotManager
+from .types import SchemaError
+
+
+class TableNotFound(FileNotFoundError):
+    """No Paimon table at the given path."""
+
+
+class Table:
+    def __init__(self, path: str, schema: TableSchema, dynamic_options: Mapping[str, str] | None = None,
+                 storage_options: dict[str, Any] | None = None, io: FileIO | None = None) -> None:
+        self.path = path
+        self.io = io or FileIO(path, storage_options)
+        self.root = self.io.root
+        self.storage_options = storage_options
+        self.schema = schema
+        self.dynamic_options = dict(dynamic_options or {})
+        self.options = Options(schema.options).with_overrides(self.dynamic_options)
+        self.schema_manager = SchemaManager(self.io, self.root)
+        self.snapshot_manager = SnapshotManager(self.io, self.root)
+
+    # ------------------------------------------------------------------ opening
+    @staticmethod
+    def exists(path: str, storage_options: dict[str, Any] | None = None) -> bool:
+        io = FileIO(path, storage_options)
+        return bool(SchemaManager(io, io.root).list_ids())
+
+    @staticmethod
+    def load(path: str, options: Mapping[str, str] | None = None,
+             storage_options: dict[str, Any] | None = None) -> Table:
+        """Open the table at ``path``; per-job options (scan.*, ...) overlay the stored ones."""
+        options = dict(options or {})
+        validate(options)
+        io = FileIO(path, storage_options)
+        schema = SchemaManager(io, io.root).latest()
+        if schema is None:
+            if io.exists(io.root) and io.list_names(io.root):
+                raise TableNotFound(f"{path} exists but is not a Paimon table (no schema/schema-N file)")
+            raise TableNotFound(f"no Paimon table at {path}")
+        return Table(path, schema, options, storage_options, io)
+
+    @staticmethod
+    def for_write(path: str, arrow_schema: pa.Schema, options: Mapping[str, str] | None = None,
+                  storage_options: dict[str, Any] | None = None) -> Table:
+        """The existing table checked against ``arrow_schema``, or a new (not yet created) one.
+
+        A new table's schema file is written by the first commit, so a failed first write leaves
+        nothing behind.
+        """
+        options = {k: str(v) for k, v in (options or {}).items() if v is not None}
+        validate(options)
+        io = FileIO(path, storage_options)
+        existing = SchemaManager(io, io.root).latest()
+        if existing is None:
+            if io.exists(io.root) and (io.is_dir(io.root) is False or _has_foreign_content(io)):
+                raise TableNotFound(f"{path} holds files that are not a Paimon table; refusing to write there")
+            schema = TableSchema.from_arrow(arrow_schema, parse_list(options.get("partition", "")),
+                                            parse_list(options.get("primary-key", "")), table_options(options))
+            if schema.primary_keys:
+                raise SchemaError("primary-key tables are not supported by this version of paimon_ds yet")
+            return Table(path, schema, options, storage_options, io)
+        table = Table(path, existing, options, storage_options, io)
+        table.check_write_schema(arrow_schema, options)
+        return table
+
+    def check_write_schema(self, arrow_schema: pa.Schema, options: Mapping[str, str]) -> None:
+        from .types import fields_from_arrow, same_type_ignoring_nullability
+        for key, stored in (("partition", list(self.schema.partition_keys)),
+                            ("primary-key", list(self.schema.primary_keys))):
+            if key in options and parse_list(options[key]) != stored:
+                raise OptionError(f"option {key}={options[key]!r} differs from the table's {key} {stored}")
+        if "bucket" in options and int(options["bucket"]) != int(self.schema.options.get("bucket", "-1")):
+            raise OptionError(f"option bucket={options['bucket']} differs from the table's bucket "
+                              f"{self.schema.options.get('bucket', '-1')} (rescaling is not supported)")
+        incoming, _ = fields_from_arrow(arrow_schema)
+        by_name = {f.name: f for f in incoming}
+        table_names = self.schema.field_names
+        missing = [n for n in table_names if n not in by_name]
+        extra = [n for n in by_name if n not in table_names]
+        problems = []
+        if missing:
+            problems.append(f"missing column(s) {missing}")
+        if extra:
+            problems.append(f"column(s) {extra} not in the table")
+        for f in self.schema.fields:
+            if f.name in by_name and not same_type_ignoring_nullability(f.type, by_name[f.name].type):
+                problems.append(f"column {f.name!r} is {by_name[f.name].type.sql()} in the data "
+                                f"but {f.type.sql()} in the table")
+        if problems:
+            raise SchemaError(f"the data does not match the schema of Paimon table {self.path}: "
+                              + "; ".join(problems) + f". Table columns: {', '.join(f'{x.name} {x.type.sql()}' for x in self.schema.fields)}")
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def is_created(self) -> bool:
+        return bool(self.schema_manager.list_ids())
+
+    @property
+    def bucket(self) -> int:
+        return int(self.options.get("bucket"))
+
+    @property
+    def partition_keys(self) -> list[str]:
+        return list(self.schema.partition_keys)
+
+    def arrow_schema(self) -> pa.Schema:
+        return self.schema.arrow_schema()
+
+    def latest_snapshot(self) -> Snapshot | None:
+        return self.snapshot_manager.latest()
+
+    def snapshot_to_read(self) -> Snapshot | None:
+        """The snapshot a scan reads: latest, or the one time-travel options name."""
+        sm = self.snapshot_manager
+        sid = self.options.get("scan.snapshot-id")
+        if sid is not None:
+            return sm.snapshot(sid)
+        tag = self.options.get("scan.tag-name")
+        if tag is not None:
+            return sm.tag(tag)
+        ts = self.options.get("scan.timestamp-millis")
+        if ts is not None:
+            return sm.at_or_before(ts)
+        return sm.latest()
+
+    # ------------------------------------------------------------------ operations
+    def new_write(self, commit_user: str | None = None):  # -> TableWrite
+        from .operation.write import TableWrite
+        return TableWrite(self, commit_user)
+
+    def new_commit(self, commit_user: str | None = None):  # -> TableCommit
+        from .operation.commit import TableCommit
+        return TableCommit(self, commit_user)
+
+    def new_scan(self, predicate=None):  # -> TableScan
+        from .operation.scan import TableScan
+        return TableScan(self, predicate)
+
+    def new_read(self, read_schema: pa.Schema | None = None, predicate=None):  # -> TableRead
+        from .operation.read import TableRead
+        return TableRead(self, read_schema, predicate)
+
+    def to_arrow(self, predicate=None) -> pa.Table:
+        """The whole table (or what ``predicate`` keeps) as one Arrow table; for tests and small reads."""
+        splits = self.new_scan(predicate).plan()
+        read = self.new_read(predicate=predicate)
+        batches = [b for s in splits for b in read.read(s)]
+        return pa.Table.from_batches(batches, schema=read.output_schema)
+
+
+def _has_foreign_content(io: FileIO) -> bool:
+    names = set(io.list_names(io.root))
+    # An empty directory, or one holding only Paimon's own folders (a table whose first commit
+    # failed before its schema was written), is fine to create a table in.
+    return bool(names - {"schema", "snapshot", "manifest", "index", "tag", "branch", "changelog"}
+                - {n for n in names if n.startswith("bucket-") or "=" in n or n.startswith(".")})

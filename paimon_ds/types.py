@@ -1,0 +1,298 @@
+"""Paimon data types and their one mapping to and from Arrow.
+
+Paimon stores types in `schema-N` as SQL strings for atomic types (``"BIGINT NOT NULL"``,
+``"DECIMAL(10, 2)"``) and as JSON objects for ARRAY, MAP, MULTISET and ROW. Spark reaches this
+module only through Arrow, so there is exactly one mapping to keep right.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pyarrow as pa
+
+MAX_LENGTH = 2147483647
+
+
+class SchemaError(ValueError):
+    """A schema or type that Paimon (or this package) cannot represent."""
+
+
+@dataclass(frozen=True)
+class DataType:
+    """An atomic Paimon type: ``root`` is the SQL name, ``params`` its numeric arguments."""
+
+    root: str
+    params: tuple[int, ...] = ()
+    nullable: bool = True
+
+    def sql(self) -> str:
+        if self.root == "VARCHAR" and self.params == (MAX_LENGTH,):
+            text = "STRING"
+        elif self.root == "VARBINARY" and self.params == (MAX_LENGTH,):
+            text = "BYTES"
+        elif self.root == "TIMESTAMP_LTZ":
+            text = f"TIMESTAMP({self.params[0]}) WITH LOCAL TIME ZONE"
+        elif self.params:
+            text = f"{self.root}({', '.join(str(p) for p in self.params)})"
+        else:
+            text = self.root
+        return text if self.nullable else text + " NOT NULL"
+
+    def to_json(self) -> Any:
+        return self.sql()
+
+    def copy(self, nullable: bool) -> DataType:
+        return replace(self, nullable=nullable)
+
+    @property
+    def precision(self) -> int:
+        return self.params[0]
+
+    @property
+    def scale(self) -> int:
+        return self.params[1] if len(self.params) > 1 else 0
+
+
+@dataclass(frozen=True)
+class ArrayType(DataType):
+    element: DataType = None  # type: ignore[assignment]
+
+    def to_json(self) -> Any:
+        return {"type": "ARRAY" if self.nullable else "ARRAY NOT NULL", "element": self.element.to_json()}
+
+    def sql(self) -> str:
+        return f"ARRAY<{self.element.sql()}>" + ("" if self.nullable else " NOT NULL")
+
+
+@dataclass(frozen=True)
+class MultisetType(DataType):
+    element: DataType = None  # type: ignore[assignment]
+
+    def to_json(self) -> Any:
+        return {"type": "MULTISET" if self.nullable else "MULTISET NOT NULL", "element": self.element.to_json()}
+
+    def sql(self) -> str:
+        return f"MULTISET<{self.element.sql()}>" + ("" if self.nullable else " NOT NULL")
+
+
+@dataclass(frozen=True)
+class MapType(DataType):
+    key: DataType = None  # type: ignore[assignment]
+    value: DataType = None  # type: ignore[assignment]
+
+    def to_json(self) -> Any:
+        return {"type": "MAP" if self.nullable else "MAP NOT NULL",
+                "key": self.key.to_json(), "value": self.value.to_json()}
+
+    def sql(self) -> str:
+        return f"MAP<{self.key.sql()}, {self.value.sql()}>" + ("" if self.nullable else " NOT NULL")
+
+
+@dataclass(frozen=True)
+class DataField:
+    id: int
+    name: str
+    type: DataType
+    description: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "name": self.name, "type": self.type.to_json()}
+        if self.description is not None:
+            out["description"] = self.description
+        return out
+
+    @staticmethod
+    def from_json(obj: dict[str, Any]) -> DataField:
+        return DataField(obj["id"], obj["name"], parse_type(obj["type"]), obj.get("description"))
+
+
+@dataclass(frozen=True)
+class RowType(DataType):
+    fields: tuple[DataField, ...] = field(default_factory=tuple)
+
+    def to_json(self) -> Any:
+        return {"type": "ROW" if self.nullable else "ROW NOT NULL", "fields": [f.to_json() for f in self.fields]}
+
+    def sql(self) -> str:
+        inner = ", ".join(f"{f.name} {f.type.sql()}" for f in self.fields)
+        return f"ROW<{inner}>" + ("" if self.nullable else " NOT NULL")
+
+
+ATOMIC_ROOTS = {
+    "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL", "CHAR",
+    "VARCHAR", "BINARY", "VARBINARY", "DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ", "VARIANT",
+}
+_ALIASES = {"INTEGER": "INT", "DEC": "DECIMAL", "NUMERIC": "DECIMAL"}
+_DEFAULT_PARAMS = {
+    "DECIMAL": (10, 0), "CHAR": (1,), "VARCHAR": (1,), "BINARY": (1,), "VARBINARY": (1,),
+    "TIME": (0,), "TIMESTAMP": (6,), "TIMESTAMP_LTZ": (6,),
+}
+_ATOMIC_RE = re.compile(
+    r"^\s*(?P<name>[A-Z_]+(?:\s+[A-Z_]+)*?)\s*(?:\((?P<params>[^)]*)\))?"
+    r"(?P<ltz>\s+WITH\s+LOCAL\s+TIME\s+ZONE)?(?P<notnull>\s+NOT\s+NULL)?\s*$",
+    re.IGNORECASE,
+)
+
+
+def _parse_atomic(text: str) -> DataType:
+    m = _ATOMIC_RE.match(text)
+    if not m:
+        raise SchemaError(f"cannot parse Paimon type {text!r}")
+    name = m.group("name").upper()
+    nullable = m.group("notnull") is None
+    if name == "STRING":
+        return DataType("VARCHAR", (MAX_LENGTH,), nullable)
+    if name == "BYTES":
+        return DataType("VARBINARY", (MAX_LENGTH,), nullable)
+    if name in ("TIMESTAMP_LTZ", "TIMESTAMP WITH LOCAL TIME ZONE") or (name == "TIMESTAMP" and m.group("ltz")):
+        name = "TIMESTAMP_LTZ"
+    name = _ALIASES.get(name, name)
+    if name not in ATOMIC_ROOTS:
+        raise SchemaError(f"unknown Paimon type {text!r}")
+    params = tuple(int(p) for p in m.group("params").split(",")) if m.group("params") else _DEFAULT_PARAMS.get(name, ())
+    return DataType(name, params, nullable)
+
+
+def parse_type(obj: Any) -> DataType:
+    """Parse a type as it appears in a Paimon schema file."""
+    if isinstance(obj, str):
+        return _parse_atomic(obj)
+    kind = obj["type"].upper()
+    nullable = "NOT NULL" not in kind
+    root = kind.replace("NOT NULL", "").strip()
+    if root == "ARRAY":
+        return ArrayType("ARRAY", (), nullable, parse_type(obj["element"]))
+    if root == "MULTISET":
+        return MultisetType("MULTISET", (), nullable, parse_type(obj["element"]))
+    if root == "MAP":
+        return MapType("MAP", (), nullable, parse_type(obj["key"]), parse_type(obj["value"]))
+    if root == "ROW":
+        return RowType("ROW", (), nullable, tuple(DataField.from_json(f) for f in obj["fields"]))
+    raise SchemaError(f"unknown Paimon type {obj!r}")
+
+
+# ------------------------------------------------------------------------------------ Arrow
+
+def to_arrow_type(t: DataType) -> pa.DataType:
+    """The Arrow type data of a Paimon type is read into and written from."""
+    r = t.root
+    if isinstance(t, RowType):
+        return pa.struct([to_arrow_field(f.name, f.type) for f in t.fields])
+    if isinstance(t, MapType):
+        return pa.map_(to_arrow_type(t.key), to_arrow_field("value", t.value))
+    if isinstance(t, (ArrayType, MultisetType)):
+        return pa.list_(to_arrow_field("element", t.element))
+    simple = {
+        "BOOLEAN": pa.bool_(), "TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(),
+        "BIGINT": pa.int64(), "FLOAT": pa.float32(), "DOUBLE": pa.float64(), "DATE": pa.date32(),
+        "CHAR": pa.string(), "VARCHAR": pa.string(), "BINARY": pa.binary(), "VARBINARY": pa.binary(),
+    }
+    if r in simple:
+        return simple[r]
+    if r == "DECIMAL":
+        return pa.decimal128(t.precision, t.scale)
+    if r == "TIME":
+        return pa.time32("ms") if t.precision <= 3 else pa.time64("us")
+    if r in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        p = t.precision
+        unit = "s" if p == 0 else "ms" if p <= 3 else "us" if p <= 6 else "ns"
+        return pa.timestamp(unit, tz="UTC" if r == "TIMESTAMP_LTZ" else None)
+    raise SchemaError(f"Paimon type {t.sql()} has no Arrow mapping")
+
+
+def to_arrow_field(name: str, t: DataType) -> pa.Field:
+    return pa.field(name, to_arrow_type(t), nullable=t.nullable)
+
+
+def to_arrow_schema(fields: list[DataField] | tuple[DataField, ...]) -> pa.Schema:
+    return pa.schema([to_arrow_field(f.name, f.type) for f in fields])
+
+
+class FieldIdAllocator:
+    """Hands out field ids the way Paimon does: depth-first, nested ROW fields included."""
+
+    def __init__(self, start: int = 0) -> None:
+        self.next_id = start
+
+    def take(self) -> int:
+        self.next_id += 1
+        return self.next_id - 1
+
+    @property
+    def highest(self) -> int:
+        return self.next_id - 1
+
+
+def from_arrow_type(t: pa.DataType, nullable: bool, ids: FieldIdAllocator) -> DataType:
+    """The Paimon type for an Arrow type (what Spark's schema becomes through Arrow)."""
+    n = nullable
+    if pa.types.is_boolean(t):
+        return DataType("BOOLEAN", (), n)
+    for check, root in ((pa.types.is_int8, "TINYINT"), (pa.types.is_int16, "SMALLINT"),
+                        (pa.types.is_int32, "INT"), (pa.types.is_int64, "BIGINT"),
+                        (pa.types.is_float32, "FLOAT"), (pa.types.is_float64, "DOUBLE"),
+                        (pa.types.is_date32, "DATE")):
+        if check(t):
+            return DataType(root, (), n)
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return DataType("VARCHAR", (MAX_LENGTH,), n)
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
+        return DataType("VARBINARY", (MAX_LENGTH,), n)
+    if pa.types.is_fixed_size_binary(t):
+        return DataType("BINARY", (t.byte_width,), n)
+    if pa.types.is_decimal(t):
+        if t.precision > 38:
+            raise SchemaError(f"DECIMAL({t.precision}, {t.scale}) exceeds Paimon's maximum precision 38")
+        return DataType("DECIMAL", (t.precision, t.scale), n)
+    if pa.types.is_timestamp(t):
+        precision = {"s": 0, "ms": 3, "us": 6, "ns": 9}[t.unit]
+        return DataType("TIMESTAMP_LTZ" if t.tz else "TIMESTAMP", (precision,), n)
+    if pa.types.is_time(t):
+        return DataType("TIME", (3 if t.unit in ("s", "ms") else 6,), n)
+    if pa.types.is_map(t):
+        key = from_arrow_type(t.key_type, False, ids)
+        value = from_arrow_type(t.item_type, t.item_field.nullable, ids)
+        return MapType("MAP", (), n, key, value)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return ArrayType("ARRAY", (), n, from_arrow_type(t.value_type, t.value_field.nullable, ids))
+    if pa.types.is_struct(t):
+        fields = []
+        for child in t:
+            fid = ids.take()
+            fields.append(DataField(fid, child.name, from_arrow_type(child.type, child.nullable, ids)))
+        return RowType("ROW", (), n, tuple(fields))
+    raise SchemaError(f"Arrow type {t} has no Paimon mapping")
+
+
+def fields_from_arrow(schema: pa.Schema) -> tuple[list[DataField], int]:
+    """Top-level fields with ids allocated as Paimon does, and the highest field id used."""
+    ids = FieldIdAllocator()
+    out = []
+    for f in schema:
+        fid = ids.take()
+        out.append(DataField(fid, f.name, from_arrow_type(f.type, f.nullable, ids)))
+    return out, ids.highest
+
+
+def same_type_ignoring_nullability(a: DataType, b: DataType) -> bool:
+    """Whether two types store the same values (nullability and nested field ids aside)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, RowType):
+        return len(a.fields) == len(b.fields) and all(  # type: ignore[attr-defined]
+            x.name == y.name and same_type_ignoring_nullability(x.type, y.type)
+            for x, y in zip(a.fields, b.fields))  # type: ignore[attr-defined]
+    if isinstance(a, MapType):
+        return same_type_ignoring_nullability(a.key, b.key) and same_type_ignoring_nullability(a.value, b.value)  # type: ignore[attr-defined]
+    if isinstance(a, (ArrayType, MultisetType)):
+        return same_type_ignoring_nullability(a.element, b.element)  # type: ignore[attr-defined]
+    string_like = {"CHAR", "VARCHAR"}
+    binary_like = {"BINARY", "VARBINARY"}
+    if a.root in string_like and b.root in string_like:
+        return True
+    if a.root in binary_like and b.root in binary_like:
+        return True
+    return a.root == b.root and a.params == b.params
