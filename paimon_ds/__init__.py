@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __version__ = "0.1.0"
-__all__ = ["register", "session", "Table", "TableNotFound", "OptionError", "SchemaError", "__version__"]
+__all__ = ["register", "session", "write", "compact", "Table", "TableNotFound", "OptionError", "SchemaError",
+           "__version__"]
 
 
 def register(spark: SparkSession) -> None:
@@ -26,3 +27,20 @@ def session(app_name: str = "paimon_ds", master: str | None = None, conf: dict[s
     """A SparkSession configured from conf/spark-defaults.conf, with `paimon` registered."""
     from .spark.session import build_session
     return build_session(app_name, master, conf)
+
+
+def write(df: Any, path: str, mode: str = "append", options: dict[str, Any] | None = None,
+          parallelism: int | None = None) -> None:
+    """Write a DataFrame clustered by (partition, bucket), as Paimon's Flink sink shuffles.
+
+    Each bucket then has one writer per commit, which compacts it inline (universal compaction),
+    so primary-key tables keep few sorted runs without a separate compaction job.
+    """
+    from .spark.cluster import write as clustered_write
+    clustered_write(df, path, mode, options, parallelism)
+
+
+def compact(spark: SparkSession, path: str, full: bool = False, options: dict[str, Any] | None = None):
+    """Compact a primary-key table in Spark tasks (one per bucket); returns the COMPACT snapshot or None."""
+    from .spark.cluster import compact as run_compact
+    return run_compact(spark, path, full, options)

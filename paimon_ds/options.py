@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Callable, Mapping
+from typing import Any
 
 
 class OptionError(ValueError):
@@ -93,7 +94,8 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("write-buffer-size", 256 << 20, parse_memory_size,
            "Memory a write task buffers before it writes row groups out."),
     Option("parquet.block.size", 128 << 20, parse_memory_size, "Target row-group size of data files."),
-    Option("metadata.stats-mode", "truncate(16)", _stats_mode, "Per-column file stats: none, counts, full, truncate(N)."),
+    Option("metadata.stats-mode", "truncate(16)", _stats_mode,
+           "Per-column file stats: none, counts, full, truncate(N)."),
     Option("partition.default-name", "__DEFAULT_PARTITION__", str, "Directory name of a null partition value."),
     Option("commit.max-retries", 10, int, "Attempts to commit a snapshot when other writers win the race."),
     Option("commit.user-prefix", None, str, "Prefix of the commit user recorded in snapshots.", table=False),
@@ -110,7 +112,7 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
 ]}
 
 # Keys that configure this package or the path, never stored in the table.
-LOCAL_KEYS = {"path", "paimon_ds.cluster-write"}
+LOCAL_KEYS = {"path"}
 _PREFIXES = ("fields.", "file-index.", "spark.", "fs.", "s3.", "s3a.", "hadoop.", "paimon_ds.")
 
 

@@ -6,8 +6,9 @@ Independent of Spark; spark/filters.py translates Spark's pushed filters into th
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import pyarrow as pa
 
 from .fs import FileIO
-from .options import Options, OptionError, table_options, validate, parse_list
+from .options import OptionError, Options, parse_list, table_options, validate
 from .schema import SchemaManager, TableSchema
 from .snapshot import Snapshot, SnapshotManager
 from .types import SchemaError
@@ -67,12 +68,39 @@ class Table:
                 raise TableNotFound(f"{path} holds files that are not a Paimon table; refusing to write there")
             schema = TableSchema.from_arrow(arrow_schema, parse_list(options.get("partition", "")),
                                             parse_list(options.get("primary-key", "")), table_options(options))
-            if schema.primary_keys:
-                raise SchemaError("primary-key tables are not supported by this version of paimon_ds yet")
-            return Table(path, schema, options, storage_options, io)
-        table = Table(path, existing, options, storage_options, io)
-        table.check_write_schema(arrow_schema, options)
+            table = Table(path, schema, options, storage_options, io)
+        else:
+            table = Table(path, existing, options, storage_options, io)
+            table.check_write_schema(arrow_schema, options)
+        table.check_writable()
         return table
+
+    def check_writable(self) -> None:
+        """Refuse, before any data is written, a table layout this version cannot write correctly."""
+        schema = self.schema
+        pk = list(schema.primary_keys)
+        if not pk:
+            return
+        missing = [k for k in schema.partition_keys if k not in pk]
+        if missing:
+            raise SchemaError(f"the primary key {pk} must contain the partition key(s) {missing} "
+                              "(cross-partition upsert is not supported yet)")
+        if self.bucket <= 0:
+            raise OptionError("primary-key tables need a fixed number of buckets: set option 'bucket' to N > 0 "
+                              "(dynamic bucket mode, bucket=-1, is not supported yet)")
+        outside = [k for k in schema.bucket_keys if k not in pk]
+        if outside:
+            raise OptionError(f"bucket-key column(s) {outside} must be part of the primary key {pk}")
+        from .mergetree.kv import KeyValueLayout
+        from .mergetree.merge import merge_engine
+        KeyValueLayout(schema).key_fields  # noqa: B018 - raises if only partition keys are primary keys
+        KeyValueLayout(schema).sequence_fields  # noqa: B018 - raises naming a missing sequence.field
+        rowkind = self.options.raw.get("rowkind.field")
+        if rowkind:
+            schema.field(rowkind)
+        merge_engine(schema, self.options)
+        if self.options.raw.get("deletion-vectors.enabled", "false").lower() == "true":
+            raise OptionError("deletion vectors are not supported by this version of paimon_ds")
 
     def check_write_schema(self, arrow_schema: pa.Schema, options: Mapping[str, str]) -> None:
         from .types import fields_from_arrow, same_type_ignoring_nullability
@@ -98,8 +126,9 @@ class Table:
                 problems.append(f"column {f.name!r} is {by_name[f.name].type.sql()} in the data "
                                 f"but {f.type.sql()} in the table")
         if problems:
+            columns = ", ".join(f"{x.name} {x.type.sql()}" for x in self.schema.fields)
             raise SchemaError(f"the data does not match the schema of Paimon table {self.path}: "
-                              + "; ".join(problems) + f". Table columns: {', '.join(f'{x.name} {x.type.sql()}' for x in self.schema.fields)}")
+                              + "; ".join(problems) + f". Table columns: {columns}")
 
     # ------------------------------------------------------------------ properties
     @property
@@ -135,9 +164,10 @@ class Table:
         return sm.latest()
 
     # ------------------------------------------------------------------ operations
-    def new_write(self, commit_user: str | None = None):  # -> TableWrite
+    def new_write(self, commit_user: str | None = None, job_prefix: str | None = None, **kwargs: Any):
+        """A TableWrite (kwargs: restore, stride, slot, clustered; see operation.write.TableWrite)."""
         from .operation.write import TableWrite
-        return TableWrite(self, commit_user)
+        return TableWrite(self, commit_user, job_prefix, **kwargs)
 
     def new_commit(self, commit_user: str | None = None):  # -> TableCommit
         from .operation.commit import TableCommit

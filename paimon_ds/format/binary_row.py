@@ -15,7 +15,8 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import struct
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -26,6 +27,8 @@ from ..types import DataType, SchemaError, to_arrow_type
 _UNIT_PER_MILLI = {"s": None, "ms": 1, "us": 1000, "ns": 1_000_000}
 _EPOCH_DATE = dt.date(1970, 1, 1)
 _EPOCH = dt.datetime(1970, 1, 1)
+# Decimals reach 38 digits; the default context (28 digits) would round them.
+_DECIMAL_CTX = decimal.Context(prec=40)
 
 
 def header_bytes(arity: int) -> int:
@@ -167,7 +170,7 @@ def encode_rows(columns: Sequence[pa.Array], types: Sequence[DataType]) -> tuple
     # variable-part size of each field per row
     var_sizes: list[np.ndarray | None] = []
     parts: list[Any] = []
-    for col, t, kind, isnull in zip(columns, types, kinds, nulls):
+    for col, kind in zip(columns, kinds):
         if kind == "bytes":
             data, starts, lengths = _binary_parts(col)
             long_ = lengths > 7
@@ -313,7 +316,7 @@ def _decode_field(blob: bytes, base: int, pos: int, t: DataType) -> Any:
         else:
             length, offset = struct.unpack_from("<I", blob, pos)[0], struct.unpack_from("<I", blob, pos + 4)[0]
             unscaled = int.from_bytes(blob[base + offset:base + offset + length], "big", signed=True)
-        return decimal.Decimal(unscaled).scaleb(-t.scale)
+        return decimal.Decimal(unscaled).scaleb(-t.scale, _DECIMAL_CTX)
     if r in ("TIMESTAMP", "TIMESTAMP_LTZ"):
         if is_compact_timestamp(t):
             millis, nanos = struct.unpack_from("<q", blob, pos)[0], 0

@@ -7,7 +7,7 @@ arithmetic and truncating remainder. hashBytesByWords is murmur3 x86_32 with see
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 _ESCAPE = set(chr(c) for c in range(0x20)) | set('"#%\'*/:=?\\\x7f{}[]^')
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import io
 import uuid
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import fastavro
 

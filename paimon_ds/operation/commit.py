@@ -12,7 +12,8 @@ from __future__ import annotations
 import random
 import time
 import uuid
-from typing import TYPE_CHECKING, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from ..manifest.files import ManifestFile, ManifestList
 from ..manifest.meta import FileKind, ManifestEntry, ManifestFileMeta
@@ -54,18 +55,37 @@ class TableCommit:
         self.manifest_list = ManifestList(self.io, table.root, compression)
 
     # ---------------------------------------------------------------- public
-    def commit(self, messages: Sequence[CommitMessage], identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:
-        """Append the messages' files as one APPEND snapshot (none if there are no files)."""
+    def commit(self, messages: Sequence[CommitMessage], identifier: int = BATCH_COMMIT_IDENTIFIER,
+               base_snapshot_id: int | None = None) -> Snapshot | None:
+        """Append the messages' files as one APPEND snapshot (none if there are no files).
+
+        A new table is created even by an empty write (schema, no snapshot), as Paimon creates a
+        table before writing to it: reading it then gives 0 rows with the written schema.
+        ``base_snapshot_id``: the snapshot the writers took their sequence numbers from (primary-key
+        tables); the commit fails if another writer added rows to the same buckets since then.
+        """
         adds = self._add_entries(messages)
-        if not adds:
+        compact_adds, compact_deletes = self._compact_entries(messages)
+        if not adds and not compact_adds and not compact_deletes:
+            self._ensure_schema()
             return None
-        return self._commit(adds, "APPEND", identifier, overwrite=None)
+        snapshot = None
+        if adds:
+            guard = None
+            if self.table.schema.primary_keys and base_snapshot_id is not None:
+                guard = (base_snapshot_id, _min_sequences(messages))
+            snapshot = self._commit(adds, "APPEND", identifier, overwrite=None, sequence_guard=guard)
+        if compact_adds or compact_deletes:
+            # as Paimon: new files land as APPEND, the compaction of the same commit as COMPACT
+            snapshot = self._commit(compact_adds, "COMPACT", identifier, overwrite=None, fixed_deletes=compact_deletes)
+        return snapshot
 
     def overwrite(self, messages: Sequence[CommitMessage], partitions: set[bytes] | None = None,
                   identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:
         """Replace the whole table (``partitions`` None) or the given partitions with the messages' files."""
         adds = self._add_entries(messages)
         if partitions is not None and not partitions:
+            self._ensure_schema()
             return None  # dynamic overwrite that wrote nothing replaces nothing
         return self._commit(adds, "OVERWRITE", identifier, overwrite=partitions if partitions is not None else "all")
 
@@ -75,6 +95,14 @@ class TableCommit:
                 self.io.delete_quietly(path)
 
     # ---------------------------------------------------------------- internals
+    @staticmethod
+    def _compact_entries(messages: Sequence[CommitMessage]) -> tuple[list[ManifestEntry], list[ManifestEntry]]:
+        adds = [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
+                for m in messages for f in m.compact_after]
+        deletes = [ManifestEntry(FileKind.DELETE, m.partition, m.bucket, m.total_buckets, f)
+                   for m in messages for f in m.compact_before]
+        return adds, deletes
+
     @staticmethod
     def _add_entries(messages: Sequence[CommitMessage]) -> list[ManifestEntry]:
         entries = [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
@@ -100,13 +128,15 @@ class TableCommit:
                                  "at the same time; retry the write")
 
     def _commit(self, adds: list[ManifestEntry], kind: str, identifier: int,
-                overwrite: set[bytes] | str | None) -> Snapshot:
+                overwrite: set[bytes] | str | None, fixed_deletes: list[ManifestEntry] | None = None,
+                sequence_guard: tuple[int, dict[tuple[bytes, int], int]] | None = None) -> Snapshot:
         self._ensure_schema()
+        fixed_deletes = fixed_deletes or []
         delta_metas: list[ManifestFileMeta] = []
         attempt_files: list[str] = []  # files of the current attempt, deleted if it does not land
         try:
-            if adds:
-                delta_metas = self.manifest_file.write(adds)
+            if adds or fixed_deletes:
+                delta_metas = self.manifest_file.write(fixed_deletes + adds)
             for attempt in range(self.max_retries + 1):
                 latest = self.table.snapshot_manager.latest()
                 base_metas: list[ManifestFileMeta] = []
@@ -114,6 +144,10 @@ class TableCommit:
                     base_metas = (self.manifest_list.read(latest.base_manifest_list)
                                   + self.manifest_list.read(latest.delta_manifest_list))
                 attempt_files = []
+                if fixed_deletes:
+                    self._check_still_live(fixed_deletes, base_metas)
+                if sequence_guard is not None and latest is not None:
+                    self._check_sequences(sequence_guard, latest)
                 deletes: list[ManifestEntry] = []
                 if overwrite is not None and latest is not None:
                     live = live_entries(e for m in base_metas for e in self.manifest_file.read(m.file_name))
@@ -130,7 +164,7 @@ class TableCommit:
                 delta_list = self.manifest_list.write(this_delta)
                 attempt_files += [base_list, delta_list]
                 added_rows = sum(e.file.row_count for e in adds)
-                deleted_rows = sum(e.file.row_count for e in deletes)
+                deleted_rows = sum(e.file.row_count for e in deletes + fixed_deletes)
                 snapshot = Snapshot(
                     id=(latest.id + 1) if latest else 1,
                     schema_id=self.table.schema.id,
@@ -155,6 +189,32 @@ class TableCommit:
             self._delete_manifests(attempt_files + [m.file_name for m in delta_metas])
             raise
 
+    def _check_still_live(self, deletes: list[ManifestEntry], base_metas: list[ManifestFileMeta]) -> None:
+        """A compaction may only remove files that are still there (another compaction may have won)."""
+        live = live_entries(e for m in base_metas for e in self.manifest_file.read(m.file_name))
+        missing = [e.file.file_name for e in deletes if e.identifier not in live]
+        if missing:
+            raise CommitConflict(f"compaction inputs {missing[:5]} were already removed by another commit; "
+                                 "the compaction result is discarded (run it again)")
+
+    def _check_sequences(self, guard: tuple[int, dict[tuple[bytes, int], int]], latest: Snapshot) -> None:
+        """Later commits must win: refuse if, since our base, another writer put rows at or above our
+        sequence numbers into one of our buckets (two jobs upserting the same bucket at once)."""
+        base_id, min_seq = guard
+        sm = self.table.snapshot_manager
+        for sid in range(base_id + 1, latest.id + 1):
+            snap = sm.snapshot(sid)
+            if snap.commit_kind not in ("APPEND", "OVERWRITE"):
+                continue
+            for meta in self.manifest_list.read(snap.delta_manifest_list):
+                for e in self.manifest_file.read(meta.file_name):
+                    key = (e.partition, e.bucket)
+                    if e.kind == FileKind.ADD and key in min_seq and e.file.max_sequence_number >= min_seq[key]:
+                        raise CommitConflict(
+                            f"snapshot {sid} (another writer) added rows to bucket {e.bucket} of {self.table.path} "
+                            "while this write was running; concurrent upserts into one bucket cannot both win. "
+                            "Retry the write")
+
     def _delete_manifests(self, names: Iterable[str]) -> None:
         for name in names:
             self.io.delete_quietly(f"{self.manifest_file.dir}/{name}")
@@ -167,3 +227,12 @@ class TableCommit:
         live = list(live_entries(entries).values())
         merged = self.manifest_file.write(live) if live else []
         return merged, [m.file_name for m in merged]
+
+
+def _min_sequences(messages: Sequence[CommitMessage]) -> dict[tuple[bytes, int], int]:
+    out: dict[tuple[bytes, int], int] = {}
+    for m in messages:
+        for f in m.new_files:
+            key = (m.partition, m.bucket)
+            out[key] = min(out.get(key, f.min_sequence_number), f.min_sequence_number)
+    return out

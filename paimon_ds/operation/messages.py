@@ -14,8 +14,17 @@ class CommitMessage:
     total_buckets: int
     new_files: list[DataFileMeta] = field(default_factory=list)
     partition_path: str = ""  # directory of the bucket, relative to the table (for cleanup)
+    # compaction of the bucket in the same commit (Paimon's CompactIncrement)
+    compact_before: list[DataFileMeta] = field(default_factory=list)
+    compact_after: list[DataFileMeta] = field(default_factory=list)
+
+    @property
+    def directory_rel(self) -> str:
+        return f"{self.partition_path}/bucket-{self.bucket}" if self.partition_path else f"bucket-{self.bucket}"
 
     def file_paths(self, table_root: str) -> list[str]:
-        base = f"{table_root}/{self.partition_path}/bucket-{self.bucket}" if self.partition_path \
-            else f"{table_root}/bucket-{self.bucket}"
-        return [f"{base}/{f.file_name}" for f in self.new_files]
+        """Files this message created (deleted when its commit is aborted)."""
+        base = f"{table_root}/{self.directory_rel}"
+        before = {f.file_name for f in self.compact_before}
+        made = self.new_files + [f for f in self.compact_after if f.file_name not in before]
+        return [f"{base}/{f.file_name}" for f in made]

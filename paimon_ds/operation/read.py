@@ -6,7 +6,8 @@ columns added after the file was written read as nulls.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -32,8 +33,46 @@ class TableRead:
         self.fields = [table.schema.field(name) for name in read_schema.names]
 
     def read(self, split: Split) -> Iterator[pa.RecordBatch]:
+        if self.table.schema.primary_keys:
+            yield from self._read_merged(split)
+            return
         for f in split.files:
             yield from self._read_file(split.file_path(f), f.schema_id)
+
+    def _read_merged(self, split: Split) -> Iterator[pa.RecordBatch]:
+        """Merge-on-read of a primary-key bucket: k-way merge of its sorted runs with the merge engine."""
+        from ..mergetree.compact import sorted_runs
+        from ..mergetree.files import read_kv_file
+        from ..mergetree.merge import merge_engine, merge_sorted_runs
+
+        engine = merge_engine(self.table.schema, self.table.options)
+        runs = sorted_runs(split.files)
+
+        def run_reader(files) -> Iterator[pa.Table]:
+            for f in files:
+                yield from read_kv_file(self.table, split.file_path(f), f.schema_id, BATCH_ROWS)
+
+        readers = [run_reader(r.files) for r in runs]
+        if len(readers) == 1:  # a single run has unique keys: no merging, only deletes to drop
+            merged = (engine.drop_retracts(t) for t in readers[0])
+        else:
+            merged = merge_sorted_runs(readers, engine, drop_retract=True)
+        n_meta = len(engine.layout.key_columns) + 2
+        names = self.output_schema.names
+        expression = self.predicate.expression() if self.predicate is not None else None
+        for kv in merged:
+            rows = kv.select(list(range(n_meta, kv.num_columns)))
+            if expression is not None:
+                rows = rows.filter(expression)
+            if rows.num_rows == 0:
+                continue
+            rows = rows.select(names)
+            for batch in rows.to_batches():
+                yield batch if batch.schema == self.output_schema else self._cast(batch)
+
+    def _cast(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        arrays = [c if c.type == f.type else c.cast(f.type) for c, f in zip(batch.columns, self.output_schema)]
+        return pa.RecordBatch.from_arrays(arrays, schema=self.output_schema)
 
     def _read_file(self, path: str, schema_id: int) -> Iterator[pa.RecordBatch]:
         file_schema = self.table.schema if schema_id == self.table.schema.id else \
@@ -59,7 +98,7 @@ class TableRead:
     def _conform(self, batch: pa.RecordBatch, wanted) -> pa.RecordBatch:
         arrays = []
         names = batch.schema.names
-        for (field, file_name), target in zip(wanted, self.output_schema):
+        for (_, file_name), target in zip(wanted, self.output_schema):
             if file_name is not None and file_name in names:
                 col = batch.column(names.index(file_name))
                 arrays.append(col if col.type == target.type else col.cast(target.type))

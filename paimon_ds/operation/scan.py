@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..format.binary_row import deserialize_row
 from ..format.partition import partition_path
@@ -43,10 +44,19 @@ class TableScan:
     def __init__(self, table: Table, predicate: Predicate | None = None) -> None:
         self.table = table
         self.schema = table.schema
+        if table.options.raw.get("deletion-vectors.enabled", "false").lower() == "true":
+            from ..options import OptionError
+            raise OptionError(f"table {table.path} uses deletion vectors, which this version of paimon_ds "
+                              "cannot apply yet; reading it would return deleted rows")
         part_keys = set(self.schema.partition_keys)
         leaves = split_and(predicate)
         self.partition_predicate = and_all([p for p in leaves if p.fields() <= part_keys])
-        self.data_predicate = and_all([p for p in leaves if not p.fields() <= part_keys])
+        data_leaves = [p for p in leaves if not p.fields() <= part_keys]
+        if self.schema.primary_keys:
+            # A file of a primary-key table may hold the newest version of a row whose older version
+            # matches: only predicates on key columns (the same in every version) may skip files.
+            data_leaves = [p for p in data_leaves if p.fields() <= set(self.schema.primary_keys)]
+        self.data_predicate = and_all(data_leaves)
         self.partition_types = [f.type for f in self.schema.partition_fields]
         self.manifest_file = ManifestFile(table.io, table.root, self.partition_types, self.schema.id)
         self.manifest_list = ManifestList(table.io, table.root)
@@ -110,6 +120,8 @@ class TableScan:
             lo, hi = decoded["min"][i], decoded["max"][i]
             nulls = f.value_stats.null_counts[i] if f.value_stats.null_counts and i < len(
                 f.value_stats.null_counts) else None
+            if nulls is not None and nulls < 0:
+                nulls = None  # Java Paimon stores parquet's "unknown" (-1), e.g. when values exceed 4 KiB
             if self.schema.field(name).type != stat_fields[i].type:
                 lo = hi = None  # evolved type: stats are in the old type, do not compare
             return lo, hi, nulls, f.row_count
@@ -137,6 +149,10 @@ class TableScan:
                 if self.schema.partition_keys else ""
             directory = f"{self.table.root}/{rel}/bucket-{bucket}" if rel else f"{self.table.root}/bucket-{bucket}"
             files.sort(key=lambda f: (f.min_sequence_number, f.creation_time or 0, f.file_name))
+            if self.schema.primary_keys:
+                # every sorted run of a bucket must be merged together: one split per bucket
+                splits.append(Split(partition, bucket, directory, files, sid))
+                continue
             current: list[DataFileMeta] = []
             weight = 0
             for f in files:

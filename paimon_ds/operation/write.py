@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..format.binary_row import serialize_arrow_row
@@ -28,16 +30,33 @@ if TYPE_CHECKING:
 
 
 class DataFileNamer:
-    """`data-<uuid>-<n>.parquet`, one uuid per write task as Paimon's DataFilePathFactory."""
+    """`data-<uuid>-<n>.parquet`, one uuid per write task as Paimon's DataFilePathFactory.
 
-    def __init__(self) -> None:
-        self.uuid = str(uuid.uuid4())
+    ``job_prefix`` (12 hex digits) replaces the uuid's first two groups, so that every file of
+    one job can be found (and deleted) by name when the job fails: see `job_file_prefix`.
+    """
+
+    def __init__(self, job_prefix: str | None = None) -> None:
+        u = uuid.uuid4().hex
+        if job_prefix:
+            u = job_prefix + u[12:]
+        self.uuid = f"{u[:8]}-{u[8:12]}-{u[12:16]}-{u[16:20]}-{u[20:]}"
         self.count = 0
 
     def next(self) -> str:
         name = f"data-{self.uuid}-{self.count}.parquet"
         self.count += 1
         return name
+
+
+def new_job_prefix() -> str:
+    """12 random hex digits that name every data file of one job (see DataFileNamer)."""
+    return uuid.uuid4().hex[:12]
+
+
+def job_file_prefix(job_prefix: str) -> str:
+    """The start of the name of every data file written with ``job_prefix``."""
+    return f"data-{job_prefix[:8]}-{job_prefix[8:12]}-"
 
 
 class RollingFileWriter:
@@ -69,7 +88,8 @@ class RollingFileWriter:
     def add(self, batch: pa.RecordBatch) -> None:
         self.pending.append(batch)
         self.pending_bytes += batch.nbytes
-        if self.pending_bytes >= self.row_group_bytes:
+        # Files roll only between row groups, so a row group may not outgrow the target file size.
+        if self.pending_bytes >= min(self.row_group_bytes, self.target_size):
             self.flush()
 
     def flush(self) -> None:
@@ -131,14 +151,55 @@ class RollingFileWriter:
             self.io.delete_quietly(p)
 
 
-class TableWrite:
-    """Buffers and writes a task's rows; `prepare_commit()` returns the CommitMessages."""
+@dataclass
+class BucketRestore:
+    """What writers must know of the buckets already in the table, read once on the driver.
 
-    def __init__(self, table: Table, commit_user: str | None = None) -> None:
+    ``max_sequence``: the highest sequence number of each (partition, bucket), so new rows go above
+    it; ``files``: each bucket's live files, for writers that own their buckets and compact them;
+    ``delta_commits``: how many commits (snapshots other than COMPACT) the table has had, counted
+    only when `full-compaction.delta-commits` is set (compaction snapshots must not advance it).
+    """
+
+    snapshot_id: int | None = None
+    max_sequence: dict[tuple[bytes, int], int] = field(default_factory=dict)
+    files: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
+    delta_commits: int = 0
+
+    @staticmethod
+    def from_table(table: Table, with_files: bool = False) -> BucketRestore:
+        from .scan import TableScan
+        snapshot = table.latest_snapshot() if table.is_created else None
+        restore = BucketRestore(snapshot.id if snapshot else None, {}, {} if with_files else None)
+        if snapshot is None:
+            return restore
+        if table.options.raw.get("full-compaction.delta-commits"):
+            sm = table.snapshot_manager
+            restore.delta_commits = sum(1 for i in sm.list_ids()
+                                        if i <= snapshot.id and sm.snapshot(i).commit_kind != "COMPACT")
+        for e in TableScan(table).read_entries(snapshot):
+            key = (e.partition, e.bucket)
+            restore.max_sequence[key] = max(restore.max_sequence.get(key, -1), e.file.max_sequence_number)
+            if restore.files is not None:
+                restore.files.setdefault(key, []).append(e.file)
+        return restore
+
+
+class TableWrite:
+    """Buffers and writes a task's rows; `prepare_commit()` returns the CommitMessages.
+
+    Primary-key tables: one MergeTreeWriter per (partition, bucket). ``stride``/``slot`` make the
+    sequence numbers of tasks that share a bucket in one commit distinct; ``clustered`` says this
+    task owns its buckets (the package clustered the input), so it may compact them.
+    """
+
+    def __init__(self, table: Table, commit_user: str | None = None, job_prefix: str | None = None,
+                 restore: BucketRestore | None = None, stride: int = 1, slot: int = 0,
+                 clustered: bool = False) -> None:
         self.table = table
         self.schema = table.schema
         self.arrow_schema = table.arrow_schema()
-        self.namer = DataFileNamer()
+        self.namer = DataFileNamer(job_prefix)
         self.num_buckets = table.bucket
         self.partition_fields = table.schema.partition_fields
         self.partition_idx = [self.schema.field_names.index(k) for k in self.schema.partition_keys]
@@ -149,8 +210,20 @@ class TableWrite:
         self.not_null_idx = [i for i, f in enumerate(self.schema.fields) if not f.type.nullable]
         self.default_partition = table.options.get("partition.default-name")
         self.buffer_limit = table.options.get("write-buffer-size")
-        self.writers: dict[tuple[bytes, int], RollingFileWriter] = {}
+        self.writers: dict[tuple[bytes, int], Any] = {}
         self.partition_dirs: dict[bytes, str] = {}
+        self.primary_key = bool(self.schema.primary_keys)
+        if self.primary_key:
+            from ..mergetree.merge import merge_engine
+            self.engine = merge_engine(self.schema, table.options)
+            self.restore = restore if restore is not None else BucketRestore.from_table(table, with_files=clustered)
+            self.stride, self.slot, self.clustered = stride, slot, clustered
+            rowkind = table.options.raw.get("rowkind.field")
+            self.rowkind_idx = self.schema.field_names.index(self.schema.field(rowkind).name) if rowkind else None
+            self.compact = clustered and table.options.raw.get("write-only", "false").lower() != "true"
+            every = table.options.raw.get("full-compaction.delta-commits")
+            # this write is the table's (delta_commits + 1)-th commit; COMPACT snapshots do not count
+            self.full_compaction = bool(every) and (self.restore.delta_commits + 1) % int(every) == 0
 
     # ---------------------------------------------------------------- input
     def align(self, batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -176,18 +249,35 @@ class TableWrite:
         if batch.num_rows == 0:
             return
         batch = self.align(batch)
-        for (part_key, bucket), rows in self._route(batch):
+        kinds = self._row_kinds(batch) if self.primary_key else None
+        for (part_key, bucket), rows, idx in self._route(batch):
             writer = self.writers.get((part_key, bucket))
             if writer is None:
                 writer = self._new_writer(part_key, bucket, rows)
-            writer.add(rows)
+            if kinds is None:
+                writer.add(rows)
+            else:
+                writer.write(rows, kinds if idx is None else kinds[idx.to_numpy()])
         self._bound_memory()
+
+    def _row_kinds(self, batch: pa.RecordBatch) -> np.ndarray:
+        """Each row's kind: +I, or what the `rowkind.field` column says (+I, -U, +U, -D)."""
+        from ..mergetree.kv import ROW_KINDS
+        if self.rowkind_idx is None:
+            return np.zeros(batch.num_rows, dtype=np.int8)
+        col = batch.column(self.rowkind_idx)
+        codes = pc.index_in(col, value_set=pa.array(list(ROW_KINDS)))
+        if codes.null_count:
+            bad = pc.filter(col, codes.is_null()).unique().to_pylist()[:5]
+            raise SchemaError(f"rowkind.field column {self.arrow_schema.names[self.rowkind_idx]!r} holds "
+                              f"{bad}; row kinds are +I, -U, +U, -D")
+        return np.array(list(ROW_KINDS.values()), dtype=np.int8)[codes.to_numpy()]
 
     def _route(self, batch: pa.RecordBatch):
         """Split a batch by (partition, bucket), vectorised: one group-by per batch, no per-row Python."""
         n = batch.num_rows
         if not self.partition_idx and self.num_buckets <= 0:
-            yield (serialize_arrow_row([], []), 0), batch
+            yield (serialize_arrow_row([], []), 0), batch, None
             return
         if self.num_buckets > 0:
             cols = [batch.column(i) for i in self.bucket_idx]
@@ -208,12 +298,23 @@ class TableWrite:
                 self.partition_dirs[part_key] = partition_path(self.schema.partition_keys, values,
                                                                self.default_partition)
             bucket = int(groups.column("bucket")[g].as_py())
-            yield (part_key, bucket), (batch if groups.num_rows == 1 else batch.take(rows))
+            if groups.num_rows == 1:
+                yield (part_key, bucket), batch, None
+            else:
+                yield (part_key, bucket), batch.take(rows), rows
 
     def _new_writer(self, part_key: bytes, bucket: int, rows: pa.RecordBatch) -> RollingFileWriter:
         rel = self.partition_dirs.get(part_key, "")
         directory = f"{self.table.root}/{rel}/bucket-{bucket}" if rel else f"{self.table.root}/bucket-{bucket}"
-        writer = RollingFileWriter(self.table, directory, self.namer)
+        if self.primary_key:
+            from ..mergetree.writer import MergeTreeWriter
+            key = (part_key, bucket)
+            restored = (self.restore.files or {}).get(key, []) if self.compact else []
+            writer: Any = MergeTreeWriter(
+                self.table, self.engine, directory, self.namer, self.restore.max_sequence.get(key, -1),
+                self.stride, self.slot, restored, compact=self.compact, full_compaction=self.full_compaction)
+        else:
+            writer = RollingFileWriter(self.table, directory, self.namer)
         self.writers[(part_key, bucket)] = writer
         return writer
 
@@ -222,11 +323,20 @@ class TableWrite:
         while total > self.buffer_limit:
             largest = max(self.writers.values(), key=lambda w: w.pending_bytes)
             total -= largest.pending_bytes
-            largest.flush()
+            largest.flush_memory() if self.primary_key else largest.flush()
 
     # ---------------------------------------------------------------- output
     def prepare_commit(self) -> list[CommitMessage]:
         messages = []
+        total_buckets = self.num_buckets if self.num_buckets > 0 else -1
+        if self.primary_key:
+            for (part_key, bucket), writer in self.writers.items():
+                new, before, after = writer.prepare_commit()
+                if new or before or after:
+                    messages.append(CommitMessage(part_key, bucket, total_buckets, new,
+                                                  self.partition_dirs.get(part_key, ""), before, after))
+            self.writers.clear()
+            return messages
         for (part_key, bucket), writer in self.writers.items():
             files = writer.close()
             if files:

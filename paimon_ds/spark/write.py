@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from ..operation.messages import CommitMessage
+from ..operation.write import BucketRestore, job_file_prefix, new_job_prefix
 from ..options import OptionError, parse_bool
 from ..table import Table
 from .types import input_arrow_schema
+
+# Internal option set by paimon_ds.write(): the input is clustered by (partition, bucket).
+CLUSTERED_OPTION = "paimon_ds.clustered"
+# Tasks that share a bucket in one commit interleave sequence numbers: task i takes base + 1 + n * STRIDE + i.
+TASK_STRIDE = 1 << 16
 
 
 @dataclass
@@ -39,27 +45,81 @@ class PaimonBatchWriter(DataSourceArrowWriter):
         table_opts = {k: v for k, v in options.items() if k != "partitionoverwritemode"}
         # Resolve (and check) the table on the driver at planning time: bad input fails before any task.
         self.table = Table.for_write(path, input_arrow_schema(schema), table_opts, storage_options)
+        # Every data file of this job is named with this prefix, so abort() can find the files of
+        # tasks whose commit messages never reach the driver (see abort()).
+        self.job_prefix = new_job_prefix()
+        # Primary-key tables: where each bucket's sequence numbers stand, read once here, and
+        # whether the input was clustered by bucket (paimon_ds.write does that) so tasks own buckets.
+        self.clustered = parse_bool(options.get(CLUSTERED_OPTION, "false"))
+        self.restore = BucketRestore.from_table(self.table, with_files=self.clustered) \
+            if self.table.schema.primary_keys else None
+
+    @property
+    def _abort_marker(self) -> str:
+        return f"{self.table.root}/{ABORT_MARKER_DIR}/{self.job_prefix}"
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
-        table_write = self.table.new_write()
+        table_write = self.table.new_write(job_prefix=self.job_prefix, **self._task_layout())
         try:
             for batch in iterator:
                 table_write.write_arrow(batch)
-            return PaimonCommitMessage(table_write.prepare_commit())
+            messages = table_write.prepare_commit()
         except BaseException:
             table_write.abort()  # a failed task leaves no files behind
             raise
+        if self.table.io.exists(self._abort_marker):
+            # A task that outlived its aborted job (killed task, see abort()): its files go too.
+            self.table.new_commit().abort(messages)
+            raise RuntimeError(f"the write job {self.job_prefix} to {self.table.path} was aborted")
+        return PaimonCommitMessage(messages)
+
+    def _task_layout(self) -> dict:
+        """Sequence-number stride and slot of this task (distinct numbers for tasks sharing a bucket)."""
+        if self.restore is None:
+            return {}
+        if self.clustered:
+            return {"restore": self.restore, "clustered": True}
+        from pyspark import TaskContext
+        ctx = TaskContext.get()
+        slot = ctx.partitionId() if ctx is not None else 0
+        if slot >= TASK_STRIDE:
+            raise RuntimeError(f"more than {TASK_STRIDE} tasks write primary-key table {self.table.path} at once; "
+                               "coalesce the DataFrame or use paimon_ds.write() (clustered by bucket)")
+        return {"restore": self.restore, "stride": TASK_STRIDE, "slot": slot}
 
     def commit(self, messages: list[PaimonCommitMessage | None]) -> None:
         all_messages = [m for pm in messages if pm is not None for m in pm.messages]
         commit = self.table.new_commit()
         if not self.overwrite:
-            commit.commit(all_messages)
+            commit.commit(all_messages, base_snapshot_id=self.restore.snapshot_id if self.restore else None)
         elif self.dynamic and self.table.partition_keys:
             commit.overwrite(all_messages, partitions={m.partition for m in all_messages})
         else:
             commit.overwrite(all_messages)
 
     def abort(self, messages: list[PaimonCommitMessage | None]) -> None:
-        commit = self.table.new_commit()
-        commit.abort([m for pm in messages if pm is not None for m in pm.messages])
+        """Delete every file of the job, also those of failed and killed tasks.
+
+        Spark hands abort() only the messages of tasks that succeeded. A task whose input failed
+        upstream (a UDF raising) sees a normal end of input and writes its files, and a killed task
+        may still be writing when abort() runs. So: mark the job aborted (tasks finishing later
+        check the mark and delete their own files), then delete all files carrying the job's prefix.
+        """
+        io = self.table.io
+        try:
+            io.write_bytes(self._abort_marker, b"")
+        except OSError:
+            pass
+        self.table.new_commit().abort([m for pm in messages if pm is not None for m in pm.messages])
+        prefix = job_file_prefix(self.job_prefix)
+        try:
+            found = io.fs.find(self.table.root)
+        except FileNotFoundError:
+            found = []
+        for path in found:
+            if path.rsplit("/", 1)[-1].startswith(prefix):
+                io.delete_quietly(path)
+
+
+# Hidden (Hadoop and Paimon skip names starting with '.'), under the table: marks aborted write jobs.
+ABORT_MARKER_DIR = ".paimon_ds-aborted"

@@ -1,0 +1,145 @@
+"""Levels of a bucket's LSM tree and Paimon's universal compaction policy.
+
+Sorted runs, newest first: every level-0 file is a run of its own (newest by sequence number
+first), then each non-empty level >= 1 is one run. UniversalCompaction picks runs to merge by,
+in order: size amplification, size ratio, and the number of runs (MergeTreeCompactManager).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..manifest.meta import DataFileMeta
+from ..options import Options
+
+
+@dataclass
+class SortedRun:
+    level: int
+    files: list[DataFileMeta] = field(default_factory=list)
+
+    @property
+    def total_size(self) -> int:
+        return sum(f.file_size for f in self.files)
+
+
+@dataclass
+class CompactUnit:
+    output_level: int
+    runs: list[SortedRun]
+
+    @property
+    def files(self) -> list[DataFileMeta]:
+        return [f for r in self.runs for f in r.files]
+
+
+@dataclass(frozen=True)
+class CompactionOptions:
+    trigger: int = 5
+    stop_trigger: int = 8
+    num_levels: int = 6
+    max_size_amp: int = 200
+    size_ratio: int = 1
+    full_compaction_delta_commits: int | None = None
+
+    @staticmethod
+    def from_options(options: Options) -> CompactionOptions:
+        raw = options.raw
+        trigger = int(raw.get("num-sorted-run.compaction-trigger", 5))
+        fdc = raw.get("full-compaction.delta-commits")
+        return CompactionOptions(
+            trigger=trigger,
+            stop_trigger=int(raw.get("num-sorted-run.stop-trigger", trigger + 3)),
+            num_levels=int(raw.get("num-levels", trigger + 1)),
+            max_size_amp=int(raw.get("compaction.max-size-amplification-percent", 200)),
+            size_ratio=int(raw.get("compaction.size-ratio", 1)),
+            full_compaction_delta_commits=int(fdc) if fdc else None,
+        )
+
+
+def level0_order(f: DataFileMeta) -> tuple:
+    """Paimon's level-0 order: newest (highest max sequence) first."""
+    return (-f.max_sequence_number, -f.min_sequence_number, f.file_name)
+
+
+def sorted_runs(files: list[DataFileMeta]) -> list[SortedRun]:
+    runs = [SortedRun(0, [f]) for f in sorted((f for f in files if f.level == 0), key=level0_order)]
+    by_level: dict[int, list[DataFileMeta]] = {}
+    for f in files:
+        if f.level > 0:
+            by_level.setdefault(f.level, []).append(f)
+    for level in sorted(by_level):
+        runs.append(SortedRun(level, sorted(by_level[level], key=lambda f: f.min_key)))
+    return runs
+
+
+class UniversalCompaction:
+    def __init__(self, opts: CompactionOptions) -> None:
+        self.opts = opts
+
+    def pick(self, num_levels: int, runs: list[SortedRun]) -> CompactUnit | None:
+        max_level = num_levels - 1
+        unit = self._pick_for_size_amp(max_level, runs)
+        if unit is not None:
+            return unit
+        unit = self._pick_for_size_ratio(max_level, runs)
+        if unit is not None:
+            return unit
+        if len(runs) > self.opts.trigger:
+            return self._size_ratio(max_level, runs, len(runs) - self.opts.trigger + 1)
+        return None
+
+    def pick_full(self, num_levels: int, runs: list[SortedRun]) -> CompactUnit | None:
+        max_level = num_levels - 1
+        if not runs or (len(runs) == 1 and runs[0].level == max_level):
+            return None
+        return CompactUnit(max_level, list(runs))
+
+    def _pick_for_size_amp(self, max_level: int, runs: list[SortedRun]) -> CompactUnit | None:
+        if len(runs) < self.opts.trigger:
+            return None
+        candidate = sum(r.total_size for r in runs[:-1])
+        earliest = runs[-1].total_size
+        if candidate * 100 > self.opts.max_size_amp * earliest:
+            return CompactUnit(max_level, list(runs))
+        return None
+
+    def _pick_for_size_ratio(self, max_level: int, runs: list[SortedRun]) -> CompactUnit | None:
+        if len(runs) < self.opts.trigger:
+            return None
+        return self._size_ratio(max_level, runs, 1)
+
+    def _size_ratio(self, max_level: int, runs: list[SortedRun], count: int, force: bool = False
+                    ) -> CompactUnit | None:
+        size = sum(r.total_size for r in runs[:count])
+        for nxt in runs[count:]:
+            if size * (100.0 + self.opts.size_ratio) / 100.0 < nxt.total_size:
+                break
+            size += nxt.total_size
+            count += 1
+        if force or count > 1:
+            return self._unit(runs, max_level, count)
+        return None
+
+    @staticmethod
+    def _unit(runs: list[SortedRun], max_level: int, count: int) -> CompactUnit:
+        if count == len(runs):
+            output = max_level
+        else:
+            output = max(0, runs[count].level - 1)
+        if output == 0:
+            # never write level 0: extend the unit to the next run at a level above 0
+            for nxt in runs[count:]:
+                count += 1
+                if nxt.level != 0:
+                    output = nxt.level
+                    break
+        if count == len(runs):
+            output = max_level
+        return CompactUnit(output, runs[:count])
+
+
+def drop_delete(unit: CompactUnit, runs: list[SortedRun]) -> bool:
+    """Deletes may be dropped only when nothing older lies below the output (Paimon's rule)."""
+    highest = max((r.level for r in runs), default=0)
+    return unit.output_level != 0 and unit.output_level >= highest

@@ -1,0 +1,175 @@
+"""Writing and reading key-value data files (sorted runs) of one bucket."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..format.binary_row import serialize_arrow_row
+from ..format.stats import StatsCollector
+from ..manifest.meta import DataFileMeta, FileSource, SimpleStats
+from .kv import DELETE, KIND, SEQ, UPDATE_BEFORE, KeyValueLayout
+
+if TYPE_CHECKING:
+    from ..operation.write import DataFileNamer
+    from ..table import Table
+
+
+class KeyValueFileWriter:
+    """Writes key-sorted kv chunks of one sorted run into parquet files rolled at `target-file-size`.
+
+    Every file gets Paimon's metadata: min/max key, key and value stats, sequence range, level.
+    """
+
+    def __init__(self, table: Table, directory: str, namer: DataFileNamer, level: int,
+                 file_source: int = FileSource.APPEND) -> None:
+        self.table = table
+        self.io = table.io
+        self.directory = directory
+        self.namer = namer
+        self.level = level
+        self.file_source = file_source
+        self.layout = KeyValueLayout(table.schema)
+        self.kv_schema = self.layout.arrow_schema()
+        opts = table.options
+        self.target_size = opts.get("target-file-size")
+        self.row_group_bytes = min(opts.get("parquet.block.size"), self.target_size)
+        self.compression = opts.get("file.compression")
+        self.zstd_level = opts.get("file.compression.zstd-level")
+        self.stats_mode = opts.get("metadata.stats-mode")
+        self.key_types = [f.type for f in self.layout.key_fields]
+        self.value_types = [f.type for f in table.schema.fields]
+        self.n_keys = len(self.key_types)
+        self.done: list[DataFileMeta] = []
+        self.written_paths: list[str] = []
+        self._pending: list[pa.Table] = []
+        self._pending_bytes = 0
+        self._reset_file()
+
+    def _reset_file(self) -> None:
+        self._writer: pq.ParquetWriter | None = None
+        self._sink: Any = None
+        self._name = ""
+        self._rows = 0
+        self._deletes = 0
+        self._min_seq: int | None = None
+        self._max_seq: int | None = None
+        self._first_key: list[pa.Array] | None = None
+        self._last_key: list[pa.Array] | None = None
+        self._key_stats = StatsCollector(self.key_types, "full")
+        self._value_stats = StatsCollector(self.value_types, self.stats_mode)
+
+    def write_all(self, chunks: Iterable[pa.Table]) -> list[DataFileMeta]:
+        for chunk in chunks:
+            self.write(chunk)
+        return self.close()
+
+    def write(self, chunk: pa.Table) -> None:
+        if chunk.num_rows == 0:
+            return
+        self._pending.append(chunk)
+        self._pending_bytes += chunk.nbytes
+        if self._pending_bytes >= self.row_group_bytes:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        data = pa.concat_tables(self._pending).cast(self.kv_schema)
+        self._pending, self._pending_bytes = [], 0
+        if self._writer is None:
+            self._name = self.namer.next()
+            path = f"{self.directory}/{self._name}"
+            self.written_paths.append(path)
+            self._sink = self.io.open_output(path)
+            compression = "zstd" if self.compression.lower() in ("zstd", "zstandard") else self.compression
+            self._writer = pq.ParquetWriter(self._sink, self.kv_schema, compression=compression,
+                                            compression_level=self.zstd_level if compression == "zstd" else None,
+                                            store_decimal_as_integer=True)
+            self._first_key = [data.column(i).slice(0, 1) for i in range(self.n_keys)]
+        self._writer.write_table(data, row_group_size=max(1, data.num_rows))
+        n = data.num_rows
+        self._last_key = [data.column(i).slice(n - 1, 1) for i in range(self.n_keys)]
+        self._key_stats.update(data.select(list(range(self.n_keys))))
+        self._value_stats.update(data.select(list(range(self.n_keys + 2, data.num_columns))))
+        seq = data.column(SEQ).to_numpy()
+        kinds = data.column(KIND).to_numpy()
+        self._deletes += int(((kinds == DELETE) | (kinds == UPDATE_BEFORE)).sum())
+        lo, hi = int(seq.min()), int(seq.max())
+        self._min_seq = lo if self._min_seq is None else min(self._min_seq, lo)
+        self._max_seq = hi if self._max_seq is None else max(self._max_seq, hi)
+        self._rows += n
+        if self._sink.tell() >= self.target_size:
+            self._close_file()
+
+    def _close_file(self) -> None:
+        assert self._writer is not None and self._first_key is not None and self._last_key is not None
+        self._writer.close()
+        size = self._sink.tell()
+        self._sink.close()
+        key_stats = self._key_stats.result()
+        self.done.append(DataFileMeta(
+            file_name=self._name, file_size=size, row_count=self._rows,
+            min_key=serialize_arrow_row(self._first_key, self.key_types),
+            max_key=serialize_arrow_row(self._last_key, self.key_types),
+            key_stats=SimpleStats(key_stats.min_values, key_stats.max_values, key_stats.null_counts),
+            value_stats=self._value_stats.result(),
+            min_sequence_number=self._min_seq or 0, max_sequence_number=self._max_seq or 0,
+            schema_id=self.table.schema.id, level=self.level,
+            creation_time=dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
+            delete_row_count=self._deletes, file_source=self.file_source))
+        self._reset_file()
+
+    def close(self) -> list[DataFileMeta]:
+        self._flush()
+        if self._writer is not None:
+            self._close_file()
+        return self.done
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            try:
+                self._writer.close()
+                self._sink.close()
+            except Exception:  # noqa: BLE001 - the file is deleted next
+                pass
+        for p in self.written_paths:
+            self.io.delete_quietly(p)
+
+
+def read_kv_file(table: Table, path: str, schema_id: int, batch_rows: int = 65536) -> Iterator[pa.Table]:
+    """A kv file's rows in the current kv layout (columns matched by field id for evolved schemas)."""
+    from ..operation.scan import _load_schema
+    layout = KeyValueLayout(table.schema)
+    target = layout.arrow_schema()
+    file_schema = table.schema if schema_id == table.schema.id else _load_schema(table.schema_manager, schema_id)
+    by_id = {f.id: f.name for f in file_schema.fields}
+    names = [n for n in target.names[: len(layout.key_columns) + 2]]
+    names += [by_id.get(f.id) or f"\0missing-{f.id}" for f in table.schema.fields]
+    with table.io.open_input(path) as fh:
+        pf = pq.ParquetFile(fh)
+        present = set(pf.schema_arrow.names)
+        cols = [n for n in names if n in present]
+        for batch in pf.iter_batches(batch_size=batch_rows, columns=cols, use_threads=False):
+            arrays = []
+            for name, field in zip(names, target):
+                if name in present:
+                    col = batch.column(batch.schema.get_field_index(name))
+                    arrays.append(col if col.type == field.type else col.cast(field.type))
+                else:
+                    arrays.append(pa.nulls(batch.num_rows, field.type))
+            yield pa.Table.from_arrays(arrays, schema=target)
+
+
+def assign_sequence(base: int, start: int, count: int, stride: int, slot: int) -> np.ndarray:
+    """Sequence numbers of the task's rows start..start+count above ``base``: base + 1 + i * stride + slot.
+
+    ``stride`` is the number of tasks that may write the bucket in one commit and ``slot`` this task's
+    place among them, so tasks never share a number and every number is above the bucket's files.
+    """
+    return base + 1 + (start + np.arange(count, dtype=np.int64)) * stride + slot

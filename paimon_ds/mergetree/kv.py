@@ -1,0 +1,114 @@
+"""The key-value file layout of primary-key tables.
+
+A data file of a primary-key table holds `_KEY_<k>` for each trimmed primary-key field (the primary
+key minus partition keys), `_SEQUENCE_NUMBER`, `_VALUE_KIND` (0 +I, 1 -U, 2 +U, 3 -D) and then
+every column of the row. Files are sorted by key, then sequence number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..schema import TableSchema
+from ..types import DataField, SchemaError, to_arrow_field
+
+SEQ = "_SEQUENCE_NUMBER"
+KIND = "_VALUE_KIND"
+KEY_PREFIX = "_KEY_"
+INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
+ROW_KINDS = {"+I": INSERT, "-U": UPDATE_BEFORE, "+U": UPDATE_AFTER, "-D": DELETE}
+
+
+@dataclass(frozen=True)
+class KeyValueLayout:
+    schema: TableSchema
+
+    @property
+    def key_fields(self) -> list[DataField]:
+        trimmed = [k for k in self.schema.primary_keys if k not in self.schema.partition_keys]
+        if not trimmed:
+            raise SchemaError("the primary key must have a column besides the partition keys")
+        return [self.schema.field(k) for k in trimmed]
+
+    @property
+    def key_names(self) -> list[str]:
+        return [f.name for f in self.key_fields]
+
+    @property
+    def key_columns(self) -> list[str]:
+        return [KEY_PREFIX + n for n in self.key_names]
+
+    @property
+    def sequence_fields(self) -> list[str]:
+        """User columns that order rows of one key before the sequence number (`sequence.field`)."""
+        raw = self.schema.options.get("sequence.field", "")
+        names = [n.strip() for n in raw.split(",") if n.strip()]
+        for n in names:
+            self.schema.field(n)  # raises naming the column if it does not exist
+        return names
+
+    def arrow_schema(self) -> pa.Schema:
+        keys = [pa.field(KEY_PREFIX + f.name, to_arrow_field(f.name, f.type).type, nullable=False)
+                for f in self.key_fields]
+        meta = [pa.field(SEQ, pa.int64(), nullable=False), pa.field(KIND, pa.int8(), nullable=False)]
+        return pa.schema(keys + meta + list(self.schema.arrow_schema()))
+
+    def to_kv(self, rows: pa.Table | pa.RecordBatch, seq: np.ndarray, kinds: np.ndarray) -> pa.Table:
+        """Rows in table order -> the key-value layout (keys first, then sequence, kind, row)."""
+        names = rows.schema.names
+        arrays = [rows.column(names.index(n)) for n in self.key_names]
+        arrays += [pa.array(seq, pa.int64()), pa.array(kinds, pa.int8())]
+        arrays += list(rows.columns)
+        return pa.Table.from_arrays(arrays, schema=self.arrow_schema())
+
+    def sort(self, kv: pa.Table, in_sequence_order: bool = False) -> pa.Table:
+        """Order by key, then sequence number.
+
+        ``in_sequence_order``: the rows already ascend by sequence number (a write buffer), so a
+        stable sort by key alone keeps them in sequence order within each key.
+        """
+        if kv.num_rows <= 1:
+            return kv
+        keys = [(c, "ascending") for c in self.key_columns] + [(c, "ascending") for c in self.sequence_fields]
+        if in_sequence_order and len(keys) == 1:
+            col = kv.column(keys[0][0])
+            if pa.types.is_integer(col.type) or pa.types.is_date(col.type):
+                # numpy's stable sort of integers is a radix sort: much faster than a comparison sort
+                values = col.combine_chunks().cast(pa.int64()) if not pa.types.is_int64(col.type) else col
+                order = np.argsort(values.to_numpy(), kind="stable")
+                return kv.take(pa.array(order))
+        if not in_sequence_order:
+            keys.append((SEQ, "ascending"))
+        return kv.take(sort_indices(kv, keys))
+
+    def key_tuple(self, kv: pa.Table, i: int) -> tuple:
+        return tuple(kv.column(c)[i].as_py() for c in self.key_columns)
+
+
+def sort_indices(table: pa.Table, keys: list[tuple[str, str]]) -> pa.Array:
+    """Sort indices with nulls first (a null sequence.field sorts before any value, as in Paimon)."""
+    try:  # pyarrow >= 25 takes the null placement per key
+        return pc.sort_indices(table, sort_keys=[(c, o, "at_start") for c, o in keys])
+    except (TypeError, ValueError):
+        return pc.sort_indices(table, sort_keys=keys, null_placement="at_start")
+
+
+def group_starts(kv: pa.Table, key_columns: list[str]) -> np.ndarray:
+    """Start index of each run of equal keys in a key-sorted table (int64, first is 0)."""
+    n = kv.num_rows
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    change = np.zeros(n, dtype=bool)
+    change[0] = True
+    for c in key_columns:
+        col = kv.column(c)
+        if isinstance(col, pa.ChunkedArray):
+            col = col.combine_chunks()
+        if n > 1:
+            diff = pc.not_equal(col.slice(1), col.slice(0, n - 1))
+            change[1:] |= diff.to_numpy(zero_copy_only=False)
+    return np.flatnonzero(change)

@@ -1,0 +1,198 @@
+"""MergeTreeWriter: one (partition, bucket) of a primary-key table inside a write task.
+
+Rows get sequence numbers above everything already in the bucket, wait in a write buffer, and are
+sorted and merged (the table's merge engine) when the buffer is spilled or flushed. A full buffer
+spills to local disk as a sorted run (write-buffer-spillable, Paimon's default), so memory stays
+bounded; prepare_commit() k-way merges the spilled runs into one level-0 run in the table. A writer
+that owns its bucket (clustered write) then compacts inline with universal compaction.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+
+from ..manifest.meta import DataFileMeta, FileSource
+from .compact import CompactionOptions, UniversalCompaction, drop_delete, sorted_runs
+from .files import KeyValueFileWriter, assign_sequence, read_kv_file
+from .kv import KeyValueLayout
+from .merge import MergeEngine, merge_sorted_runs
+
+if TYPE_CHECKING:
+    from ..operation.write import DataFileNamer
+    from ..table import Table
+
+SPILL_BATCH_ROWS = 65536
+MAX_SPILLS = 64
+
+
+class MergeTreeWriter:
+    def __init__(self, table: Table, engine: MergeEngine, directory: str, namer: DataFileNamer, base_seq: int,
+                 stride: int = 1, slot: int = 0, restored: list[DataFileMeta] | None = None,
+                 compact: bool = False, full_compaction: bool = False) -> None:
+        self.table = table
+        self.engine = engine
+        self.layout = KeyValueLayout(table.schema)
+        self.directory = directory
+        self.namer = namer
+        self.base_seq = base_seq
+        self.stride = stride
+        self.slot = slot
+        self.counter = 0
+        self.restored = list(restored or [])
+        self.compact = compact
+        self.full_compaction = full_compaction
+        self.spillable = table.options.raw.get("write-buffer-spillable", "true").lower() == "true"
+        self.buffer: list[pa.Table] = []
+        self.pending_bytes = 0
+        self.spills: list[str] = []
+        self._spill_dir: str | None = None
+        self.new_files: list[DataFileMeta] = []
+        self._writers: list[KeyValueFileWriter] = []
+
+    # ---------------------------------------------------------------- input
+    def write(self, rows: pa.RecordBatch | pa.Table, kinds: np.ndarray) -> None:
+        self.engine.check_input(kinds)
+        n = rows.num_rows
+        seq = assign_sequence(self.base_seq, self.counter, n, self.stride, self.slot)
+        self.counter += n
+        kv = self.layout.to_kv(rows, seq, kinds)
+        self.buffer.append(kv)
+        self.pending_bytes += kv.nbytes
+
+    def _sorted_buffer(self) -> pa.Table:
+        data = pa.concat_tables(self.buffer) if len(self.buffer) > 1 else self.buffer[0]
+        self.buffer, self.pending_bytes = [], 0
+        return self.engine.merge(self.layout.sort(data, in_sequence_order=True), drop_retract=False)
+
+    def flush_memory(self) -> None:
+        """Free the buffer: spill it to local disk as a sorted run, or (not spillable) write an L0 run."""
+        if not self.buffer:
+            return
+        run = self._sorted_buffer()
+        if not self.spillable:
+            self._write_level0([_chunks(run)])
+            return
+        if self._spill_dir is None:
+            self._spill_dir = tempfile.mkdtemp(prefix="paimon_ds-spill-")
+        path = os.path.join(self._spill_dir, f"run-{len(self.spills)}.arrow")
+        with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(
+                sink, run.schema, options=pa.ipc.IpcWriteOptions(compression="lz4")) as out:
+            for batch in run.to_batches(max_chunksize=SPILL_BATCH_ROWS):
+                out.write_batch(batch)
+        self.spills.append(path)
+        if len(self.spills) >= MAX_SPILLS:
+            self._flush_spills()
+
+    def _flush_spills(self) -> None:
+        """Merge every spilled run (and the buffer) into one level-0 run of the table."""
+        runs: list[Iterator[pa.Table]] = [_read_spill(p) for p in self.spills]
+        if self.buffer:
+            runs.append(_chunks(self._sorted_buffer()))
+        if runs:
+            self._write_level0(runs)
+        for p in self.spills:
+            os.unlink(p)
+        self.spills = []
+
+    def _write_level0(self, runs: list[Iterator[pa.Table]]) -> None:
+        writer = KeyValueFileWriter(self.table, self.directory, self.namer, level=0)
+        self._writers.append(writer)
+        merged = runs[0] if len(runs) == 1 else merge_sorted_runs(runs, self.engine, drop_retract=False)
+        self.new_files += writer.write_all(merged)
+
+    # ---------------------------------------------------------------- output
+    def prepare_commit(self) -> tuple[list[DataFileMeta], list[DataFileMeta], list[DataFileMeta]]:
+        """Flush everything; compact if this writer owns its bucket. -> (new, compact_before, compact_after)."""
+        self._flush_spills()
+        self._cleanup_spills()
+        before: list[DataFileMeta] = []
+        after: list[DataFileMeta] = []
+        if self.compact:
+            before, after = self._compact()
+        new = self.new_files
+        self.new_files = []
+        return new, before, after
+
+    def _compact(self) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
+        opts = CompactionOptions.from_options(self.table.options)
+        strategy = UniversalCompaction(opts)
+        files = self.restored + self.new_files
+        before: list[DataFileMeta] = []
+        after: list[DataFileMeta] = []
+        full = self.full_compaction
+        for _ in range(4):  # one pick, and more only while the runs stay above the stop trigger
+            runs = sorted_runs(files)
+            unit = strategy.pick_full(opts.num_levels, runs) if full else strategy.pick(opts.num_levels, runs)
+            if unit is None:
+                break
+            full = False
+            dropping = drop_delete(unit, runs)
+            inputs = unit.files
+            if len(inputs) == 1 and (not dropping or not inputs[0].delete_row_count):
+                outputs = [replace(inputs[0], level=unit.output_level)]  # upgrade: same file, new level
+            else:
+                outputs = self.rewrite(unit.runs, unit.output_level, dropping)
+            before += inputs
+            after += outputs
+            gone = {f.file_name for f in inputs}
+            files = [f for f in files if f.file_name not in gone] + outputs
+            if len(sorted_runs(files)) <= opts.stop_trigger:
+                break
+        return _net(before, after, self)
+
+    def rewrite(self, runs, output_level: int, dropping: bool) -> list[DataFileMeta]:
+        readers = [_read_run(self.table, self.directory, r.files) for r in runs]
+        writer = KeyValueFileWriter(self.table, self.directory, self.namer, level=output_level,
+                                    file_source=FileSource.COMPACT)
+        self._writers.append(writer)
+        return writer.write_all(merge_sorted_runs(readers, self.engine, drop_retract=dropping))
+
+    def abort(self) -> None:
+        for w in self._writers:
+            w.abort()
+        self._cleanup_spills()
+
+    def _cleanup_spills(self) -> None:
+        if self._spill_dir is not None:
+            shutil.rmtree(self._spill_dir, ignore_errors=True)
+            self._spill_dir = None
+            self.spills = []
+
+
+def _net(before: list[DataFileMeta], after: list[DataFileMeta], writer: MergeTreeWriter
+         ) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
+    """Files made and compacted away in the same commit vanish from both lists (and from disk)."""
+    produced = {(f.file_name, f.level) for f in after}
+    consumed = {(f.file_name, f.level) for f in before}
+    both = produced & consumed
+    new_names = {f.file_name for f in writer.new_files}
+    for name, _ in both:
+        if name not in new_names and not any(f.file_name == name for f in writer.restored):
+            writer.table.io.delete_quietly(f"{writer.directory}/{name}")
+    return ([f for f in before if (f.file_name, f.level) not in both],
+            [f for f in after if (f.file_name, f.level) not in both])
+
+
+def _chunks(table: pa.Table, rows: int = SPILL_BATCH_ROWS) -> Iterator[pa.Table]:
+    for start in range(0, table.num_rows, rows):
+        yield table.slice(start, rows)
+
+
+def _read_spill(path: str) -> Iterator[pa.Table]:
+    with pa.memory_map(path, "r") as source:
+        reader = pa.ipc.open_file(source)
+        for i in range(reader.num_record_batches):
+            yield pa.Table.from_batches([reader.get_batch(i)])
+
+
+def _read_run(table: Table, directory: str, files: list[DataFileMeta]) -> Iterator[pa.Table]:
+    for f in files:
+        yield from read_kv_file(table, f.external_path or f"{directory}/{f.file_name}", f.schema_id)
