@@ -106,9 +106,16 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("scan.timestamp-millis", None, int, "Read the latest snapshot committed at or before this epoch millis.",
            table=False),
     Option("scan.tag-name", None, str, "Read the snapshot a tag points to.", table=False),
-    Option("dynamic-partition-overwrite", True, parse_bool,
-           "mode('overwrite') on a partitioned table replaces only the partitions written (as Paimon's "
-           "Spark connector); false replaces the whole table.", table=False),
+    Option("dynamic-partition-overwrite", False, parse_bool,
+           "true: mode('overwrite') on a partitioned table replaces only the partitions written (the same as "
+           "option partitionOverwriteMode=dynamic); false replaces the whole table.", table=False),
+    Option("merge-engine", "deduplicate", str,
+           "Primary-key tables: deduplicate, partial-update, aggregation or first-row."),
+    Option("write-buffer-spillable", True, parse_bool,
+           "Primary-key tables: a full write buffer spills sorted runs to local disk."),
+    Option("num-sorted-run.compaction-trigger", 5, _positive_int,
+           "Universal compaction starts when a bucket has more sorted runs."),
+    Option("write-only", False, parse_bool, "Writers never compact (leave it to paimon_ds.compact)."),
 ]}
 
 # Keys that configure this package or the path, never stored in the table.

@@ -38,7 +38,8 @@ class KeyValueFileWriter:
         self.kv_schema = self.layout.arrow_schema()
         opts = table.options
         self.target_size = opts.get("target-file-size")
-        self.row_group_bytes = min(opts.get("parquet.block.size"), self.target_size)
+        # a row group is buffered in memory before it is written: keep it within the write buffer
+        self.row_group_bytes = min(opts.get("parquet.block.size"), self.target_size, opts.get("write-buffer-size"))
         self.compression = opts.get("file.compression")
         self.zstd_level = opts.get("file.compression.zstd-level")
         self.stats_mode = opts.get("metadata.stats-mode")

@@ -187,7 +187,7 @@ def _chunks(table: pa.Table, rows: int = SPILL_BATCH_ROWS) -> Iterator[pa.Table]
 
 
 def _read_spill(path: str) -> Iterator[pa.Table]:
-    with pa.memory_map(path, "r") as source:
+    with pa.OSFile(path, "rb") as source:
         reader = pa.ipc.open_file(source)
         for i in range(reader.num_record_batches):
             yield pa.Table.from_batches([reader.get_batch(i)])

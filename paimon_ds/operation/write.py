@@ -284,6 +284,23 @@ class TableWrite:
             buckets = bucket_ids(cols, [self.schema.fields[i].type for i in self.bucket_idx], self.num_buckets)
         else:
             buckets = np.zeros(n, dtype=np.int32)
+        if not self.partition_idx:
+            # buckets only: one stable argsort and slices instead of a hash group-by
+            order = np.argsort(buckets, kind="stable")
+            counts = np.bincount(buckets, minlength=self.num_buckets)
+            part_key = serialize_arrow_row([], [])
+            self.partition_dirs.setdefault(part_key, "")
+            nonzero = np.flatnonzero(counts)
+            if len(nonzero) == 1:
+                yield (part_key, int(nonzero[0])), batch, None
+                return
+            taken = batch.take(pa.array(order))
+            start = 0
+            for b in nonzero:
+                n_b = int(counts[b])
+                yield (part_key, int(b)), taken.slice(start, n_b), pa.array(order[start:start + n_b])
+                start += n_b
+            return
         key_cols = [batch.column(i) for i in self.partition_idx] + [pa.array(buckets)]
         key_names = [f"p{i}" for i in range(len(self.partition_idx))] + ["bucket"]
         keys = pa.table(key_cols, names=key_names).append_column("row", pa.array(np.arange(n, dtype=np.int64)))
