@@ -59,12 +59,12 @@ def _profile(fn, top: int = 15) -> str:
 
 
 def _rows(n: int, seed: int, key_space: int | None = None) -> pa.Table:
-    """``n`` rows with random int64 keys (distinct unless ``key_space`` makes them collide)."""
+    """``n`` rows with random int64 keys: from all of int64, or ``n`` distinct ones below ``key_space``."""
     rng = np.random.default_rng(seed)
     if key_space is None:
         ids = rng.integers(-(2**63), 2**63 - 1, n, dtype=np.int64)
     else:
-        ids = rng.integers(0, key_space, n, dtype=np.int64)
+        ids = rng.choice(key_space, size=n, replace=False).astype(np.int64)
     return pa.table({"id": ids, "k": (ids % 1000).astype(np.int32),
                      "name": pa.array(np.char.add("name-", (np.abs(ids) % 100_000).astype(str))),
                      "amount": ids.astype(np.float64) * 1.5}, schema=SCHEMA)

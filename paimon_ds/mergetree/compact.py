@@ -89,6 +89,14 @@ class UniversalCompaction:
             return self._size_ratio(max_level, runs, len(runs) - self.opts.trigger + 1)
         return None
 
+    def pick_first_row(self, num_levels: int, runs: list[SortedRun]) -> CompactUnit | None:
+        """First-row tables: Paimon's readers skip level 0 and do not merge the levels above (its
+        lookup compaction keeps each key in one run), so every level-0 file is merged with all runs
+        into one: a full compaction whenever level 0 is not empty."""
+        if runs and runs[0].level == 0:
+            return CompactUnit(num_levels - 1, list(runs))
+        return None
+
     def pick_full(self, num_levels: int, runs: list[SortedRun]) -> CompactUnit | None:
         max_level = num_levels - 1
         if not runs or (len(runs) == 1 and runs[0].level == max_level):

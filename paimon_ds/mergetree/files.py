@@ -133,14 +133,9 @@ class KeyValueFileWriter:
         return self.done
 
     def abort(self) -> None:
-        if self._writer is not None:
-            try:
-                self._writer.close()
-                self._sink.close()
-            except Exception:  # noqa: BLE001 - the file is deleted next
-                pass
-        for p in self.written_paths:
-            self.io.delete_quietly(p)
+        from ..operation.write import discard_files
+        discard_files(self.io, self._writer, self._sink, self.written_paths)
+        self._writer = None
 
 
 def read_kv_file(table: Table, path: str, schema_id: int, batch_rows: int = 65536) -> Iterator[pa.Table]:

@@ -23,7 +23,7 @@ from ..manifest.meta import DataFileMeta, FileSource
 from .compact import CompactionOptions, UniversalCompaction, drop_delete, sorted_runs
 from .files import KeyValueFileWriter, assign_sequence, read_kv_file
 from .kv import KeyValueLayout
-from .merge import MergeEngine, merge_sorted_runs
+from .merge import FirstRow, MergeEngine, merge_sorted_runs
 
 if TYPE_CHECKING:
     from ..operation.write import DataFileNamer
@@ -128,9 +128,15 @@ class MergeTreeWriter:
         before: list[DataFileMeta] = []
         after: list[DataFileMeta] = []
         full = self.full_compaction
+        force_up = isinstance(self.engine, FirstRow)
         for _ in range(4):  # one pick, and more only while the runs stay above the stop trigger
             runs = sorted_runs(files)
-            unit = strategy.pick_full(opts.num_levels, runs) if full else strategy.pick(opts.num_levels, runs)
+            if full:
+                unit = strategy.pick_full(opts.num_levels, runs)
+            elif force_up:
+                unit = strategy.pick_first_row(opts.num_levels, runs)
+            else:
+                unit = strategy.pick(opts.num_levels, runs)
             if unit is None:
                 break
             full = False
@@ -144,7 +150,8 @@ class MergeTreeWriter:
             after += outputs
             gone = {f.file_name for f in inputs}
             files = [f for f in files if f.file_name not in gone] + outputs
-            if len(sorted_runs(files)) <= opts.stop_trigger:
+            remaining = sorted_runs(files)
+            if len(remaining) <= opts.stop_trigger and not (force_up and remaining and remaining[0].level == 0):
                 break
         return _net(before, after, self)
 

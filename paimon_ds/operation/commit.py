@@ -78,7 +78,22 @@ class TableCommit:
         if compact_adds or compact_deletes:
             # as Paimon: new files land as APPEND, the compaction of the same commit as COMPACT
             snapshot = self._commit(compact_adds, "COMPACT", identifier, overwrite=None, fixed_deletes=compact_deletes)
-        return snapshot
+        return self._lift_first_row_level0(messages) or snapshot
+
+    def _lift_first_row_level0(self, messages: Sequence[CommitMessage]) -> Snapshot | None:
+        """First-row tables keep no level-0 file past a commit: Paimon's readers skip level 0 there
+        (its first-row writers compact every commit up). Writers that did not (several tasks per
+        bucket, or a plain core write) leave it to the committer, the one owner at this point."""
+        opts = self.table.options.raw
+        if opts.get("merge-engine") != "first-row" or opts.get("write-only", "false").lower() == "true":
+            return None
+        lifted = {(f.file_name) for m in messages for f in m.compact_before}
+        buckets = {(m.partition, m.bucket) for m in messages
+                   if any(f.level == 0 and f.file_name not in lifted for f in m.new_files)}
+        if not buckets:
+            return None
+        from .compact import compact_in_process
+        return compact_in_process(self.table, buckets)
 
     def overwrite(self, messages: Sequence[CommitMessage], partitions: set[bytes] | None = None,
                   identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from ..format.partition import partition_path
 from ..manifest.meta import DataFileMeta
 from ..mergetree.compact import CompactionOptions, UniversalCompaction, sorted_runs
-from ..mergetree.merge import merge_engine
+from ..mergetree.merge import FirstRow, merge_engine
 from ..mergetree.writer import MergeTreeWriter
 from ..types import SchemaError
 from .messages import CommitMessage
@@ -36,8 +36,10 @@ class BucketTask:
     files: list[DataFileMeta]
 
 
-def plan_compaction(table: Table, full: bool = False) -> list[BucketTask]:
-    """The buckets worth compacting (all with more than one run, or not yet at the top level, if full)."""
+def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int]] | None = None
+                    ) -> list[BucketTask]:
+    """The buckets worth compacting (all with more than one run, or not yet at the top level, if full);
+    ``only``: just these (partition, bucket)s."""
     if not table.schema.primary_keys:
         raise SchemaError("compaction of append tables is not supported yet; compact primary-key tables")
     scan = TableScan(table)
@@ -49,10 +51,16 @@ def plan_compaction(table: Table, full: bool = False) -> list[BucketTask]:
     strategy = UniversalCompaction(opts)
     default_name = table.options.get("partition.default-name")
     tasks = []
+    force_up = isinstance(merge_engine(table.schema, table.options), FirstRow)
     for (partition, bucket), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        if only is not None and (partition, bucket) not in only:
+            continue
         files = [e.file for e in group]
         runs = sorted_runs(files)
-        unit = strategy.pick_full(opts.num_levels, runs) if full else strategy.pick(opts.num_levels, runs)
+        if full or force_up:  # first-row: keys must stay in one run (see UniversalCompaction.pick_first_row)
+            unit = strategy.pick_full(opts.num_levels, runs)
+        else:
+            unit = strategy.pick(opts.num_levels, runs)
         if unit is None:
             continue
         rel = partition_path(table.schema.partition_keys, scan._partition_values(partition), default_name) \
@@ -73,3 +81,23 @@ def run_compaction(table: Table, task: BucketTask, full: bool) -> CommitMessage:
         raise
     return CommitMessage(task.partition, task.bucket, task.total_buckets, [], task.partition_path,
                          compact_before=before, compact_after=after)
+
+
+def compact_in_process(table: Table, buckets: set[tuple[bytes, int]], full: bool = False):
+    """Compact the given buckets here (no Spark tasks) and commit a COMPACT snapshot; None if nothing to do.
+
+    Used after a non-clustered write to a first-row table, whose level-0 files Paimon's readers skip:
+    the driver is then the one owner of those buckets' compaction.
+    """
+    from ..table import Table as _Table
+    fresh = _Table.load(table.path, table.dynamic_options, table.storage_options)
+    tasks = plan_compaction(fresh, full, only=buckets)
+    if not tasks:
+        return None
+    messages = [run_compaction(fresh, t, full) for t in tasks]
+    commit = fresh.new_commit()
+    try:
+        return commit.commit(messages)
+    except BaseException:
+        commit.abort(messages)
+        raise

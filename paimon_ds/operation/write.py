@@ -49,6 +49,18 @@ class DataFileNamer:
         return name
 
 
+def discard_files(io: Any, writer: pq.ParquetWriter | None, sink: Any, paths: list[str]) -> None:
+    """Close an open parquet writer without caring how, and delete every file written."""
+    if writer is not None:
+        try:
+            writer.close()
+            sink.close()
+        except Exception:  # noqa: BLE001 - best effort, the file is deleted next
+            pass
+    for p in paths:
+        io.delete_quietly(p)
+
+
 def new_job_prefix() -> str:
     """12 random hex digits that name every data file of one job (see DataFileNamer)."""
     return uuid.uuid4().hex[:12]
@@ -140,15 +152,8 @@ class RollingFileWriter:
         return self.done
 
     def abort(self) -> None:
-        if self._writer is not None:
-            try:
-                self._writer.close()
-                self._sink.close()
-            except Exception:  # noqa: BLE001 - best effort, the file is deleted next
-                pass
-            self._writer = None
-        for p in self.written_paths:
-            self.io.delete_quietly(p)
+        discard_files(self.io, self._writer, self._sink, self.written_paths)
+        self._writer = None
 
 
 @dataclass
