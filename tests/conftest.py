@@ -19,6 +19,9 @@ ORACLES_DIR = Path(os.environ.get("ORACLES_DIR", ROOT / ".oracles"))
 @pytest.fixture(scope="session")
 def spark():
     import paimon_ds
+    # Spark's Python workers must import test-only data sources (tests/bench/null_sink.py) by name
+    tests_dir = str(Path(__file__).resolve().parent)
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (tests_dir, os.environ.get("PYTHONPATH")) if p)
     spark = paimon_ds.session("paimon_ds-tests", master="local[2]")
     yield spark
     spark.stop()

@@ -39,7 +39,10 @@ class KeyValueFileWriter:
         opts = table.options
         self.target_size = opts.get("target-file-size")
         # a row group is buffered in memory before it is written: keep it within the write buffer
-        self.row_group_bytes = min(opts.get("parquet.block.size"), self.target_size, opts.get("write-buffer-size"))
+        # a row group waits in memory before it is written: keep it to half the write buffer
+        self.row_group_bytes = min(opts.get("parquet.block.size"), self.target_size,
+                                   max(1 << 20, opts.get("write-buffer-size") // 2))
+        self.dictionary_columns = dictionary_columns(self.kv_schema, self.layout)
         self.compression = opts.get("file.compression")
         self.zstd_level = opts.get("file.compression.zstd-level")
         self.stats_mode = opts.get("metadata.stats-mode")
@@ -91,7 +94,7 @@ class KeyValueFileWriter:
             compression = "zstd" if self.compression.lower() in ("zstd", "zstandard") else self.compression
             self._writer = pq.ParquetWriter(self._sink, self.kv_schema, compression=compression,
                                             compression_level=self.zstd_level if compression == "zstd" else None,
-                                            store_decimal_as_integer=True)
+                                            store_decimal_as_integer=True, use_dictionary=self.dictionary_columns)
             self._first_key = [data.column(i).slice(0, 1) for i in range(self.n_keys)]
         self._writer.write_table(data, row_group_size=max(1, data.num_rows))
         n = data.num_rows
@@ -136,6 +139,14 @@ class KeyValueFileWriter:
         from ..operation.write import discard_files
         discard_files(self.io, self._writer, self._sink, self.written_paths)
         self._writer = None
+
+
+def dictionary_columns(kv_schema: pa.Schema, layout: KeyValueLayout) -> list[str]:
+    """Columns worth dictionary encoding: not the sequence number, the keys (unique per file) or
+    floating-point values, where building the dictionary costs time and saves nothing."""
+    keyish = set(layout.key_columns) | set(layout.key_names) | {SEQ}
+    return [f.name for f in kv_schema
+            if f.name not in keyish and not pa.types.is_floating(f.type)]
 
 
 def read_kv_file(table: Table, path: str, schema_id: int, batch_rows: int = 65536) -> Iterator[pa.Table]:

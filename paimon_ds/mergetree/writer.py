@@ -85,11 +85,20 @@ class MergeTreeWriter:
         path = os.path.join(self._spill_dir, f"run-{len(self.spills)}.arrow")
         with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(
                 sink, run.schema, options=pa.ipc.IpcWriteOptions(compression="lz4")) as out:
-            for batch in run.to_batches(max_chunksize=SPILL_BATCH_ROWS):
+            for batch in run.to_batches(max_chunksize=self._spill_rows(run)):
                 out.write_batch(batch)
         self.spills.append(path)
+        del run
+        pa.default_memory_pool().release_unused()
         if len(self.spills) >= MAX_SPILLS:
             self._flush_spills()
+
+    def _spill_rows(self, run: pa.Table) -> int:
+        """Rows per spilled batch: the merge holds one batch of every run, so all runs' batches
+        together should fit in a small part of the write buffer."""
+        row_bytes = max(1, run.nbytes // max(1, run.num_rows))
+        budget = self.table.options.get("write-buffer-size") // (2 * MAX_SPILLS)
+        return int(max(1024, min(SPILL_BATCH_ROWS, budget // row_bytes)))
 
     def _flush_spills(self) -> None:
         """Merge every spilled run (and the buffer) into one level-0 run of the table."""
