@@ -99,6 +99,9 @@ class Table:
         if rowkind:
             schema.field(rowkind)
         merge_engine(schema, self.options)
+        if self.options.raw.get("merge-engine") == "first-row" and schema.options.get("sequence.field"):
+            raise OptionError("the first-row merge engine does not take a 'sequence.field' (as in Paimon): "
+                              "the first row written wins")
         if self.options.raw.get("deletion-vectors.enabled", "false").lower() == "true":
             raise OptionError("deletion vectors are not supported by this version of paimon_ds")
 

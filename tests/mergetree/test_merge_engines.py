@@ -510,3 +510,11 @@ def test_rows_of_one_key_in_one_commit_merge_in_the_buffer(tmp_path):
     layout = KeyValueLayout(table.schema)
     assert layout.key_columns == ["_KEY_id"]
     assert SEQ in layout.arrow_schema().names
+
+
+def test_first_row_refuses_a_sequence_field(tmp_path):
+    from paimon_ds.options import OptionError as _OptionError
+    with pytest.raises(_OptionError, match="first-row merge engine does not take a 'sequence.field'"):
+        write(str(tmp_path / "t"), [op_row(1, "+I", 1, "x")], OP_ROWS,
+              pk(**{"merge-engine": "first-row", "sequence.field": "a"}))
+    assert not (tmp_path / "t" / "schema").exists()
