@@ -104,6 +104,14 @@ class TableCommit:
             return None  # dynamic overwrite that wrote nothing replaces nothing
         return self._commit(adds, "OVERWRITE", identifier, overwrite=partitions if partitions is not None else "all")
 
+    def commit_or_abort(self, messages: Sequence[CommitMessage]) -> Snapshot | None:
+        """commit(), and if it fails delete the files the messages made (a compaction that lost)."""
+        try:
+            return self.commit(messages)
+        except BaseException:
+            self.abort(messages)
+            raise
+
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         for m in messages:
             for path in m.file_paths(self.table.root):

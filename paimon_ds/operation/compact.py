@@ -94,10 +94,4 @@ def compact_in_process(table: Table, buckets: set[tuple[bytes, int]], full: bool
     tasks = plan_compaction(fresh, full, only=buckets)
     if not tasks:
         return None
-    messages = [run_compaction(fresh, t, full) for t in tasks]
-    commit = fresh.new_commit()
-    try:
-        return commit.commit(messages)
-    except BaseException:
-        commit.abort(messages)
-        raise
+    return fresh.new_commit().commit_or_abort([run_compaction(fresh, t, full) for t in tasks])

@@ -78,10 +78,4 @@ def compact(spark: SparkSession, path: str, full: bool = False, options: dict[st
 
     jobs = spark.createDataFrame(payload, "i int, task binary").repartition(len(tasks), "i")
     rows = jobs.mapInArrow(run, "message binary").collect()
-    messages = [pickle.loads(r["message"]) for r in rows]
-    commit = table.new_commit()
-    try:
-        return commit.commit(messages)
-    except BaseException:
-        commit.abort(messages)
-        raise
+    return table.new_commit().commit_or_abort([pickle.loads(r["message"]) for r in rows])
