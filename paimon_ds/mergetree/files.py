@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -12,7 +12,8 @@ import pyarrow.parquet as pq
 
 from ..format.binary_row import serialize_arrow_row
 from ..format.stats import StatsCollector
-from ..manifest.meta import DataFileMeta, FileSource, SimpleStats
+from ..manifest.meta import DataFileMeta, FileSource
+from ..operation.write import ParquetSink
 from .kv import DELETE, KIND, SEQ, UPDATE_BEFORE, KeyValueLayout
 
 if TYPE_CHECKING:
@@ -38,13 +39,10 @@ class KeyValueFileWriter:
         self.kv_schema = self.layout.arrow_schema()
         opts = table.options
         self.target_size = opts.get("target-file-size")
-        # a row group is buffered in memory before it is written: keep it within the write buffer
         # a row group waits in memory before it is written: keep it to half the write buffer
         self.row_group_bytes = min(opts.get("parquet.block.size"), self.target_size,
                                    max(1 << 20, opts.get("write-buffer-size") // 2))
         self.dictionary_columns = dictionary_columns(self.kv_schema, self.layout)
-        self.compression = opts.get("file.compression")
-        self.zstd_level = opts.get("file.compression.zstd-level")
         self.stats_mode = opts.get("metadata.stats-mode")
         self.key_types = [f.type for f in self.layout.key_fields]
         self.value_types = [f.type for f in table.schema.fields]
@@ -56,9 +54,7 @@ class KeyValueFileWriter:
         self._reset_file()
 
     def _reset_file(self) -> None:
-        self._writer: pq.ParquetWriter | None = None
-        self._sink: Any = None
-        self._name = ""
+        self._file: ParquetSink | None = None
         self._rows = 0
         self._deletes = 0
         self._min_seq: int | None = None
@@ -86,17 +82,11 @@ class KeyValueFileWriter:
             return
         data = pa.concat_tables(self._pending).cast(self.kv_schema)
         self._pending, self._pending_bytes = [], 0
-        if self._writer is None:
-            self._name = self.namer.next()
-            path = f"{self.directory}/{self._name}"
-            self.written_paths.append(path)
-            self._sink = self.io.open_output(path)
-            compression = "zstd" if self.compression.lower() in ("zstd", "zstandard") else self.compression
-            self._writer = pq.ParquetWriter(self._sink, self.kv_schema, compression=compression,
-                                            compression_level=self.zstd_level if compression == "zstd" else None,
-                                            store_decimal_as_integer=True, use_dictionary=self.dictionary_columns)
+        if self._file is None:
+            self._file = ParquetSink(self.table, self.directory, self.namer, self.kv_schema, self.dictionary_columns)
+            self.written_paths.append(self._file.path)
             self._first_key = [data.column(i).slice(0, 1) for i in range(self.n_keys)]
-        self._writer.write_table(data, row_group_size=max(1, data.num_rows))
+        self._file.write(data)
         n = data.num_rows
         self._last_key = [data.column(i).slice(n - 1, 1) for i in range(self.n_keys)]
         self._key_stats.update(data.select(list(range(self.n_keys))))
@@ -108,20 +98,17 @@ class KeyValueFileWriter:
         self._min_seq = lo if self._min_seq is None else min(self._min_seq, lo)
         self._max_seq = hi if self._max_seq is None else max(self._max_seq, hi)
         self._rows += n
-        if self._sink.tell() >= self.target_size:
+        if self._file.size >= self.target_size:
             self._close_file()
 
     def _close_file(self) -> None:
-        assert self._writer is not None and self._first_key is not None and self._last_key is not None
-        self._writer.close()
-        size = self._sink.tell()
-        self._sink.close()
-        key_stats = self._key_stats.result()
+        assert self._file is not None and self._first_key is not None and self._last_key is not None
+        size = self._file.finish()
         self.done.append(DataFileMeta(
-            file_name=self._name, file_size=size, row_count=self._rows,
+            file_name=self._file.name, file_size=size, row_count=self._rows,
             min_key=serialize_arrow_row(self._first_key, self.key_types),
             max_key=serialize_arrow_row(self._last_key, self.key_types),
-            key_stats=SimpleStats(key_stats.min_values, key_stats.max_values, key_stats.null_counts),
+            key_stats=self._key_stats.result(),
             value_stats=self._value_stats.result(),
             min_sequence_number=self._min_seq or 0, max_sequence_number=self._max_seq or 0,
             schema_id=self.table.schema.id, level=self.level,
@@ -131,14 +118,16 @@ class KeyValueFileWriter:
 
     def close(self) -> list[DataFileMeta]:
         self._flush()
-        if self._writer is not None:
+        if self._file is not None:
             self._close_file()
         return self.done
 
     def abort(self) -> None:
-        from ..operation.write import discard_files
-        discard_files(self.io, self._writer, self._sink, self.written_paths)
-        self._writer = None
+        if self._file is not None:
+            self._file.discard()
+            self._file = None
+        for p in self.written_paths:
+            self.io.delete_quietly(p)
 
 
 def dictionary_columns(kv_schema: pa.Schema, layout: KeyValueLayout) -> list[str]:

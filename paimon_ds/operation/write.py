@@ -49,16 +49,48 @@ class DataFileNamer:
         return name
 
 
-def discard_files(io: Any, writer: pq.ParquetWriter | None, sink: Any, paths: list[str]) -> None:
-    """Close an open parquet writer without caring how, and delete every file written."""
-    if writer is not None:
+class ParquetSink:
+    """One data file being written: its name, its parquet writer and the bytes written so far.
+
+    Shared by the append writer and the key-value (merge tree) writer, which differ only in what
+    they put in the file and in the metadata they keep about it.
+    """
+
+    def __init__(self, table: Table, directory: str, namer: DataFileNamer, schema: pa.Schema,
+                 use_dictionary: bool | list[str] = True) -> None:
+        opts = table.options
+        self.name = namer.next()
+        self.path = f"{directory}/{self.name}"
+        self._sink = table.io.open_output(self.path)
+        compression = opts.get("file.compression")
+        compression = "zstd" if compression.lower() in ("zstd", "zstandard") else compression
+        self._writer = pq.ParquetWriter(
+            self._sink, schema, compression=compression,
+            compression_level=opts.get("file.compression.zstd-level") if compression == "zstd" else None,
+            store_decimal_as_integer=True, write_statistics=True, use_dictionary=use_dictionary)
+
+    def write(self, data: pa.Table) -> None:
+        """Write ``data`` as one row group."""
+        self._writer.write_table(data, row_group_size=max(1, data.num_rows))
+
+    @property
+    def size(self) -> int:
+        return self._sink.tell()
+
+    def finish(self) -> int:
+        """Close the file; its size in bytes."""
+        self._writer.close()
+        size = self._sink.tell()
+        self._sink.close()
+        return size
+
+    def discard(self) -> None:
+        """Close without caring how (the file is deleted next)."""
         try:
-            writer.close()
-            sink.close()
-        except Exception:  # noqa: BLE001 - best effort, the file is deleted next
+            self._writer.close()
+            self._sink.close()
+        except Exception:  # noqa: BLE001 - best effort
             pass
-    for p in paths:
-        io.delete_quietly(p)
 
 
 def new_job_prefix() -> str:
@@ -82,8 +114,6 @@ class RollingFileWriter:
         opts = table.options
         self.target_size = opts.get("target-file-size")
         self.row_group_bytes = opts.get("parquet.block.size")
-        self.compression = opts.get("file.compression")
-        self.zstd_level = opts.get("file.compression.zstd-level")
         self.stats_mode = opts.get("metadata.stats-mode")
         self.arrow_schema = table.arrow_schema()
         self.types = [f.type for f in table.schema.fields]
@@ -91,9 +121,7 @@ class RollingFileWriter:
         self.pending_bytes = 0
         self.done: list[DataFileMeta] = []
         self.written_paths: list[str] = []
-        self._sink: Any = None
-        self._writer: pq.ParquetWriter | None = None
-        self._name = ""
+        self._file: ParquetSink | None = None
         self._rows = 0
         self._stats: StatsCollector | None = None
 
@@ -110,50 +138,41 @@ class RollingFileWriter:
             return
         data = pa.Table.from_batches(self.pending, schema=self.arrow_schema)
         self.pending, self.pending_bytes = [], 0
-        if self._writer is None:
-            self._open()
-        assert self._writer is not None and self._stats is not None
-        self._writer.write_table(data, row_group_size=max(1, data.num_rows))
+        if self._file is None:
+            self._file = ParquetSink(self.table, self.directory, self.namer, self.arrow_schema)
+            self.written_paths.append(self._file.path)
+            self._rows = 0
+            self._stats = StatsCollector(self.types, self.stats_mode)
+        assert self._stats is not None
+        self._file.write(data)
         self._stats.update(data)
         self._rows += data.num_rows
-        if self._sink.tell() >= self.target_size:
+        if self._file.size >= self.target_size:
             self._close_file()
 
-    def _open(self) -> None:
-        self._name = self.namer.next()
-        path = f"{self.directory}/{self._name}"
-        self.written_paths.append(path)
-        self._sink = self.io.open_output(path)
-        compression = "zstd" if self.compression.lower() in ("zstd", "zstandard") else self.compression
-        self._writer = pq.ParquetWriter(
-            self._sink, self.arrow_schema, compression=compression,
-            compression_level=self.zstd_level if compression == "zstd" else None,
-            store_decimal_as_integer=True, write_statistics=True)
-        self._rows = 0
-        self._stats = StatsCollector(self.types, self.stats_mode)
-
     def _close_file(self) -> None:
-        assert self._writer is not None and self._stats is not None
-        self._writer.close()
-        size = self._sink.tell()
-        self._sink.close()
+        assert self._file is not None and self._stats is not None
+        size = self._file.finish()
         self.done.append(DataFileMeta(
-            file_name=self._name, file_size=size, row_count=self._rows,
+            file_name=self._file.name, file_size=size, row_count=self._rows,
             value_stats=self._stats.result(), min_sequence_number=0,
             max_sequence_number=max(0, self._rows - 1), schema_id=self.table.schema.id, level=0,
             creation_time=dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
             delete_row_count=0, file_source=FileSource.APPEND))
-        self._writer, self._sink, self._stats = None, None, None
+        self._file, self._stats = None, None
 
     def close(self) -> list[DataFileMeta]:
         self.flush()
-        if self._writer is not None:
+        if self._file is not None:
             self._close_file()
         return self.done
 
     def abort(self) -> None:
-        discard_files(self.io, self._writer, self._sink, self.written_paths)
-        self._writer = None
+        if self._file is not None:
+            self._file.discard()
+            self._file = None
+        for p in self.written_paths:
+            self.io.delete_quietly(p)
 
 
 @dataclass
