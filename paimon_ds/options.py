@@ -115,8 +115,21 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "Primary-key tables: a full write buffer spills sorted runs to local disk."),
     Option("num-sorted-run.compaction-trigger", 5, _positive_int,
            "Universal compaction starts when a bucket has more sorted runs."),
-    Option("write-only", False, parse_bool, "Writers never compact (leave it to paimon_ds.compact)."),
+    Option("write-only", False, parse_bool, "Writers never compact (leave it to paimon_ds.compact); "
+           "streaming writes then do not compact either."),
+    Option("scan.mode", "default", str, "Streaming reads: where a new query starts: latest-full (default: the table, "
+           "then its changes), latest, from-snapshot, from-snapshot-full, from-timestamp.", table=False),
+    Option("read.stream.maxFilesPerTrigger", None, _positive_int,
+           "Streaming reads: at most this many files per micro-batch (Spark 4.2+).", table=False),
+    Option("read.stream.maxRowsPerTrigger", None, _positive_int,
+           "Streaming reads: at most this many rows per micro-batch (Spark 4.2+).", table=False),
+    Option("read.stream.maxBytesPerTrigger", None, _positive_int,
+           "Streaming reads: at most this many bytes of files per micro-batch (Spark 4.2+).", table=False),
+    Option("paimon_ds.row-kind-column", None, str, "Reads: add a leading string column of this name with each "
+           "row's kind (+I, -U, +U, -D), as Paimon's `$audit_log` table.", table=False),
 ]}
+# Spark lower-cases option keys: the camel-case keys of Paimon's Spark connector arrive lower-cased.
+_OPTIONS_BY_LOWER = {k.lower(): o for k, o in OPTIONS.items()}
 
 # Keys that configure this package or the path, never stored in the table.
 LOCAL_KEYS = {"path"}
@@ -135,7 +148,8 @@ _PAIMON_KEYS, _PAIMON_PATTERNS = _known_paimon_keys()
 
 
 def is_known_key(key: str) -> bool:
-    return (key in OPTIONS or key in LOCAL_KEYS or key in _PAIMON_KEYS or key.startswith(_PREFIXES)
+    return (key in OPTIONS or key.lower() in _OPTIONS_BY_LOWER or key in LOCAL_KEYS or key in _PAIMON_KEYS
+            or key.startswith(_PREFIXES)
             or any(p.fullmatch(key) for p in _PAIMON_PATTERNS))
 
 
@@ -146,9 +160,10 @@ def validate(options: Mapping[str, str]) -> None:
             near = difflib.get_close_matches(key, list(OPTIONS) + sorted(_PAIMON_KEYS), n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
             raise OptionError(f"unknown option {key!r}{hint}")
-        if key in OPTIONS and value is not None:
+        option = OPTIONS.get(key) or _OPTIONS_BY_LOWER.get(key.lower())
+        if option is not None and value is not None:
             try:
-                OPTIONS[key].parse(value)
+                option.parse(value)
             except (ValueError, TypeError) as e:
                 raise OptionError(f"invalid value {value!r} for option {key!r}: {e}") from None
 

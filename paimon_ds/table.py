@@ -104,6 +104,11 @@ class Table:
                               "the first row written wins")
         if self.options.raw.get("deletion-vectors.enabled", "false").lower() == "true":
             raise OptionError("deletion vectors are not supported by this version of paimon_ds")
+        producer = self.options.raw.get("changelog-producer", "none").lower()
+        if producer != "none":
+            # Paimon's streaming readers of such a table read only changelog files: without them they would miss data.
+            raise OptionError(f"changelog-producer={producer} is not supported for writing by this version of "
+                              "paimon_ds (it writes no changelog files); use changelog-producer=none")
 
     def check_write_schema(self, arrow_schema: pa.Schema, options: Mapping[str, str]) -> None:
         from .types import fields_from_arrow, same_type_ignoring_nullability
@@ -180,9 +185,10 @@ class Table:
         from .operation.scan import TableScan
         return TableScan(self, predicate)
 
-    def new_read(self, read_schema: pa.Schema | None = None, predicate=None):  # -> TableRead
+    def new_read(self, read_schema: pa.Schema | None = None, predicate=None,
+                 row_kind_column: str | None = None):  # -> TableRead
         from .operation.read import TableRead
-        return TableRead(self, read_schema, predicate)
+        return TableRead(self, read_schema, predicate, row_kind_column)
 
     def to_arrow(self, predicate=None) -> pa.Table:
         """The whole table (or what ``predicate`` keeps) as one Arrow table; for tests and small reads."""

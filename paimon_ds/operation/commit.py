@@ -104,10 +104,11 @@ class TableCommit:
             return None  # dynamic overwrite that wrote nothing replaces nothing
         return self._commit(adds, "OVERWRITE", identifier, overwrite=partitions if partitions is not None else "all")
 
-    def commit_or_abort(self, messages: Sequence[CommitMessage]) -> Snapshot | None:
+    def commit_or_abort(self, messages: Sequence[CommitMessage],
+                        identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:
         """commit(), and if it fails delete the files the messages made (a compaction that lost)."""
         try:
-            return self.commit(messages)
+            return self.commit(messages, identifier)
         except BaseException:
             self.abort(messages)
             raise

@@ -17,6 +17,7 @@ from ..manifest.meta import DataFileMeta
 from ..mergetree.compact import CompactionOptions, UniversalCompaction, sorted_runs
 from ..mergetree.merge import FirstRow, merge_engine
 from ..mergetree.writer import MergeTreeWriter
+from ..snapshot import BATCH_COMMIT_IDENTIFIER
 from ..types import SchemaError
 from .messages import CommitMessage
 from .scan import TableScan
@@ -83,7 +84,8 @@ def run_compaction(table: Table, task: BucketTask, full: bool) -> CommitMessage:
                          compact_before=before, compact_after=after)
 
 
-def compact_in_process(table: Table, buckets: set[tuple[bytes, int]], full: bool = False):
+def compact_in_process(table: Table, buckets: set[tuple[bytes, int]], full: bool = False,
+                       commit_user: str | None = None, identifier: int | None = None):
     """Compact the given buckets here (no Spark tasks) and commit a COMPACT snapshot; None if nothing to do.
 
     Used after a non-clustered write to a first-row table, whose level-0 files Paimon's readers skip:
@@ -94,4 +96,12 @@ def compact_in_process(table: Table, buckets: set[tuple[bytes, int]], full: bool
     tasks = plan_compaction(fresh, full, only=buckets)
     if not tasks:
         return None
-    return fresh.new_commit().commit_or_abort([run_compaction(fresh, t, full) for t in tasks])
+    commit = fresh.new_commit(commit_user)
+    messages = []
+    try:
+        for t in tasks:
+            messages.append(run_compaction(fresh, t, full))
+    except BaseException:
+        commit.abort(messages)
+        raise
+    return commit.commit_or_abort(messages, BATCH_COMMIT_IDENTIFIER if identifier is None else identifier)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -19,60 +20,93 @@ if TYPE_CHECKING:
     from ..table import Table
 
 BATCH_ROWS = 65536
+# Row kind names by Paimon's byte value (+I 0, -U 1, +U 2, -D 3), as `$audit_log` shows them.
+KIND_NAMES = pa.array(["+I", "-U", "+U", "-D"], pa.string())
 
 
 class TableRead:
     def __init__(self, table: Table, read_schema: pa.Schema | None = None,
-                 predicate: Predicate | None = None) -> None:
+                 predicate: Predicate | None = None, row_kind_column: str | None = None) -> None:
+        """``row_kind_column``: also give each row's kind (+I, -U, +U, -D) in a leading string column of
+        this name, as Paimon's `$audit_log` table does (streaming reads of changes use it)."""
         self.table = table
         full = table.arrow_schema()
         if read_schema is None:
             read_schema = full
-        self.output_schema = read_schema
+        self.row_kind_column = row_kind_column
+        if row_kind_column is not None and row_kind_column in read_schema.names:
+            read_schema = read_schema.remove(read_schema.get_field_index(row_kind_column))
+        self.data_schema = read_schema  # the table's columns that are read
+        self.output_schema = read_schema.insert(0, pa.field(row_kind_column, pa.string(), nullable=False)) \
+            if row_kind_column is not None else read_schema
         self.predicate = predicate
         self.fields = [table.schema.field(name) for name in read_schema.names]
 
-    def read(self, split: Split) -> Iterator[pa.RecordBatch]:
+    def read(self, split: Split, delta: bool = False, changelog: bool = False) -> Iterator[pa.RecordBatch]:
+        """The rows of a split: the merged table contents, or (``delta``) the changes one commit made,
+        or (``changelog``) the records of changelog files, each in its row kind."""
         if self.table.schema.primary_keys:
-            yield from self._read_merged(split)
+            yield from self._read_kv(split, keep_retracts=(delta or changelog) and self.row_kind_column is not None,
+                                     merge=not changelog)
             return
         for f in split.files:
-            yield from self._read_file(split.file_path(f), f.schema_id)
+            for batch in self._read_file(split.file_path(f), f.schema_id):
+                yield self._with_kinds(batch, None)
 
-    def _read_merged(self, split: Split) -> Iterator[pa.RecordBatch]:
-        """Merge-on-read of a primary-key bucket: k-way merge of its sorted runs with the merge engine."""
+    def _read_kv(self, split: Split, keep_retracts: bool, merge: bool) -> Iterator[pa.RecordBatch]:
+        """Merge-on-read of a primary-key bucket: k-way merge of its sorted runs with the merge engine
+        (``merge`` False: every record of the files in order, as changelog files are read)."""
         from ..mergetree.compact import sorted_runs
         from ..mergetree.files import read_kv_file
+        from ..mergetree.kv import KIND
         from ..mergetree.merge import merge_engine, merge_sorted_runs
 
         engine = merge_engine(self.table.schema, self.table.options)
-        runs = sorted_runs(split.files)
 
         def run_reader(files) -> Iterator[pa.Table]:
             for f in files:
                 yield from read_kv_file(self.table, split.file_path(f), f.schema_id, BATCH_ROWS)
 
-        readers = [run_reader(r.files) for r in runs]
-        if len(readers) == 1:  # a single run has unique keys: no merging, only deletes to drop
-            merged = (engine.drop_retracts(t) for t in readers[0])
+        def finish(t: pa.Table) -> pa.Table:
+            return t if keep_retracts else engine.drop_retracts(t)
+
+        if not merge:
+            merged = (finish(t) for t in run_reader(split.files))
         else:
-            merged = merge_sorted_runs(readers, engine, drop_retract=True)
-        n_meta = len(engine.layout.key_columns) + 2
-        names = self.output_schema.names
+            readers = [run_reader(r.files) for r in sorted_runs(split.files)]
+            if len(readers) == 1:  # a single run has unique keys: no merging, only deletes to drop
+                merged = (finish(t) for t in readers[0])
+            else:
+                merged = merge_sorted_runs(readers, engine, drop_retract=not keep_retracts)
+        names = self.data_schema.names
         expression = self.predicate.expression() if self.predicate is not None else None
         for kv in merged:
-            rows = kv.select(list(range(n_meta, kv.num_columns)))
             if expression is not None:
-                rows = rows.filter(expression)
-            if rows.num_rows == 0:
+                kv = kv.filter(expression)
+            if kv.num_rows == 0:
                 continue
-            rows = rows.select(names)
-            for batch in rows.to_batches():
-                yield batch if batch.schema == self.output_schema else self._cast(batch)
+            kv = kv.combine_chunks()
+            kinds = kv.column(KIND)
+            offset = 0
+            for batch in kv.select(names).to_batches():
+                batch = batch if batch.schema == self.data_schema else self._cast(batch)
+                yield self._with_kinds(batch, kinds.slice(offset, batch.num_rows))
+                offset += batch.num_rows
+
+    def _with_kinds(self, batch: pa.RecordBatch, kinds: pa.ChunkedArray | None) -> pa.RecordBatch:
+        """Prepend the row-kind column when asked for (``kinds`` None: every row is an insert)."""
+        if self.row_kind_column is None:
+            return batch
+        if kinds is None:
+            codes = pa.array(np.zeros(batch.num_rows, dtype=np.int8))
+        else:
+            codes = kinds.combine_chunks() if isinstance(kinds, pa.ChunkedArray) else kinds
+        names = KIND_NAMES.take(codes)
+        return pa.RecordBatch.from_arrays([names, *batch.columns], schema=self.output_schema)
 
     def _cast(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        arrays = [c if c.type == f.type else c.cast(f.type) for c, f in zip(batch.columns, self.output_schema)]
-        return pa.RecordBatch.from_arrays(arrays, schema=self.output_schema)
+        arrays = [c if c.type == f.type else c.cast(f.type) for c, f in zip(batch.columns, self.data_schema)]
+        return pa.RecordBatch.from_arrays(arrays, schema=self.data_schema)
 
     def _read_file(self, path: str, schema_id: int) -> Iterator[pa.RecordBatch]:
         file_schema = self.table.schema if schema_id == self.table.schema.id else \
@@ -98,10 +132,10 @@ class TableRead:
     def _conform(self, batch: pa.RecordBatch, wanted) -> pa.RecordBatch:
         arrays = []
         names = batch.schema.names
-        for (_, file_name), target in zip(wanted, self.output_schema):
+        for (_, file_name), target in zip(wanted, self.data_schema):
             if file_name is not None and file_name in names:
                 col = batch.column(names.index(file_name))
                 arrays.append(col if col.type == target.type else col.cast(target.type))
             else:
                 arrays.append(pa.nulls(batch.num_rows, target.type))
-        return pa.RecordBatch.from_arrays(arrays, schema=self.output_schema)
+        return pa.RecordBatch.from_arrays(arrays, schema=self.data_schema)

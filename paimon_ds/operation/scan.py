@@ -134,7 +134,11 @@ class TableScan:
 
     # ---------------------------------------------------------------- splits
     def plan(self) -> list[Split]:
-        entries = self.read_entries()
+        return self.plan_snapshot(None)
+
+    def plan_snapshot(self, snapshot: Snapshot | None) -> list[Split]:
+        """Splits of ``snapshot`` (None: the latest, or the one time-travel options name)."""
+        entries = self.read_entries(snapshot)
         opts = self.table.options
         target = opts.get("source.split.target-size")
         open_cost = opts.get("source.split.open-file-cost")

@@ -19,10 +19,11 @@ class SplitPartition(InputPartition):
 
 
 class PaimonReader(DataSourceReader):
-    def __init__(self, table: Table, schema: StructType) -> None:
+    def __init__(self, table: Table, schema: StructType, row_kind_column: str | None = None) -> None:
         self.table = table
+        self.row_kind_column = row_kind_column
         self.read_schema = arrow_schema_for_spark(schema)
-        missing = [n for n in self.read_schema.names if n not in table.schema.field_names]
+        missing = [n for n in self.read_schema.names if n not in table.schema.field_names and n != row_kind_column]
         if missing:
             from ..types import SchemaError
             raise SchemaError(f"column(s) {missing} are not in Paimon table {table.path} "
@@ -49,5 +50,5 @@ class PaimonReader(DataSourceReader):
         split = partition.value
         if split is None:
             return
-        read = self.table.new_read(self.read_schema, self.predicate)
+        read = self.table.new_read(self.read_schema, self.predicate, row_kind_column=self.row_kind_column)
         yield from read.read(split)

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+)
 from pyspark.sql.types import StructType
 
 from ..options import OptionError
 from ..table import Table
+
+# Options Spark itself passes to a source with the user's: not table options.
+SPARK_OPTIONS = {"path", "checkpointlocation", "queryname"}
 
 
 def table_path(options: dict[str, str]) -> str:
@@ -36,15 +46,31 @@ class PaimonDataSource(DataSource):
         return Table.load(table_path(self.opts), self._job_options(), storage_options(self.opts))
 
     def _job_options(self) -> dict[str, str]:
-        return {k: v for k, v in self.opts.items() if k != "path"}
+        return {k: v for k, v in self.opts.items() if k not in SPARK_OPTIONS}
 
     def schema(self) -> StructType:
+        from .stream import ROW_KIND_COLUMN_OPTION
         from .types import spark_schema
-        return spark_schema(self._table().arrow_schema())
+        schema = self._table().arrow_schema()
+        row_kind = self.opts.get(ROW_KIND_COLUMN_OPTION)
+        if row_kind:
+            if row_kind in schema.names:
+                raise OptionError(f"{ROW_KIND_COLUMN_OPTION}={row_kind!r} names a column the table already has")
+            schema = schema.insert(0, pa.field(row_kind, pa.string(), nullable=False))
+        return spark_schema(schema)
 
     def reader(self, schema: StructType) -> DataSourceReader:
         from .read import PaimonReader
-        return PaimonReader(self._table(), schema)
+        return PaimonReader(self._table(), schema, self.opts.get("paimon_ds.row-kind-column"))
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        from .stream import PaimonStreamReader
+        return PaimonStreamReader(self._table(), schema, self.opts)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        from .stream import PaimonStreamWriter
+        return PaimonStreamWriter(table_path(self.opts), self._job_options(), schema, overwrite,
+                                  storage_options(self.opts))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         from .write import PaimonBatchWriter

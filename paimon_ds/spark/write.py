@@ -74,18 +74,9 @@ class PaimonBatchWriter(DataSourceArrowWriter):
         return PaimonCommitMessage(messages)
 
     def _task_layout(self) -> dict:
-        """Sequence-number stride and slot of this task (distinct numbers for tasks sharing a bucket)."""
-        if self.restore is None:
-            return {}
-        if self.clustered:
+        if self.restore is not None and self.clustered:
             return {"restore": self.restore, "clustered": True}
-        from pyspark import TaskContext
-        ctx = TaskContext.get()
-        slot = ctx.partitionId() if ctx is not None else 0
-        if slot >= TASK_STRIDE:
-            raise RuntimeError(f"more than {TASK_STRIDE} tasks write primary-key table {self.table.path} at once; "
-                               "coalesce the DataFrame or use paimon_ds.write() (clustered by bucket)")
-        return {"restore": self.restore, "stride": TASK_STRIDE, "slot": slot}
+        return task_sequence_layout(self.restore, self.table.path)
 
     def commit(self, messages: list[PaimonCommitMessage | None]) -> None:
         all_messages = [m for pm in messages if pm is not None for m in pm.messages]
@@ -111,14 +102,32 @@ class PaimonBatchWriter(DataSourceArrowWriter):
         except OSError:
             pass
         self.table.new_commit().abort([m for pm in messages if pm is not None for m in pm.messages])
-        prefix = job_file_prefix(self.job_prefix)
-        try:
-            found = io.fs.find(self.table.root)
-        except FileNotFoundError:
-            found = []
-        for path in found:
-            if path.rsplit("/", 1)[-1].startswith(prefix):
-                io.delete_quietly(path)
+        delete_job_files(self.table, self.job_prefix)
+
+
+def task_sequence_layout(restore: BucketRestore | None, path: str) -> dict:
+    """Sequence-number stride and slot of this task (distinct numbers for tasks sharing a bucket)."""
+    if restore is None:
+        return {}
+    from pyspark import TaskContext
+    ctx = TaskContext.get()
+    slot = ctx.partitionId() if ctx is not None else 0
+    if slot >= TASK_STRIDE:
+        raise RuntimeError(f"more than {TASK_STRIDE} tasks write primary-key table {path} at once; "
+                           "coalesce the DataFrame or use paimon_ds.write() (clustered by bucket)")
+    return {"restore": restore, "stride": TASK_STRIDE, "slot": slot}
+
+
+def delete_job_files(table: Table, job_prefix: str) -> None:
+    """Delete every data file named with the job's prefix (files of tasks whose messages never came)."""
+    prefix = job_file_prefix(job_prefix)
+    try:
+        found = table.io.fs.find(table.root)
+    except FileNotFoundError:
+        found = []
+    for path in found:
+        if path.rsplit("/", 1)[-1].startswith(prefix):
+            table.io.delete_quietly(path)
 
 
 # Hidden (Hadoop and Paimon skip names starting with '.'), under the table: marks aborted write jobs.

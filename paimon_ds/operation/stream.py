@@ -1,0 +1,226 @@
+"""Streaming scan: a table's history as an ordered sequence of read units, addressed by position.
+
+Paimon's streaming sources read a table as "the full table at a starting snapshot, then each later
+snapshot's changes" (StartingScanner + FollowUpScanner). Here every unit is a list of splits in a
+fixed order: the full scan of snapshot S, or the delta of snapshot N (the files an APPEND snapshot
+added, or the changelog files of a `changelog-producer=input` table). COMPACT snapshots rewrite
+files without changing the data and OVERWRITE snapshots are skipped as Paimon does by default
+(`streaming-read-overwrite`), so both are empty units.
+
+A position (snapshot, full, index) names the next split to emit: ``index`` splits of the unit
+(snapshot, full) are already emitted. Positions are what Spark checkpoints as offsets, so a
+restarted query resumes exactly where the last committed micro-batch ended.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..format.partition import partition_path
+from ..manifest.meta import DataFileMeta, FileKind, ManifestEntry
+from ..options import OptionError
+from ..snapshot import Snapshot, SnapshotNotFound
+from .scan import Split, TableScan
+
+if TYPE_CHECKING:
+    from ..table import Table
+
+SCAN_MODES = ("default", "latest-full", "full", "latest", "from-snapshot", "from-snapshot-full", "from-timestamp")
+
+
+@dataclass(frozen=True, order=True)
+class StreamPosition:
+    snapshot: int
+    full: bool = False  # the unit is the full scan of `snapshot` (it sorts before that snapshot's delta)
+    index: int = 0
+
+    def sort_key(self) -> tuple[int, int, int]:
+        return (self.snapshot, 0 if self.full else 1, self.index)
+
+    def to_offset(self) -> dict[str, Any]:
+        return {"snapshot": self.snapshot, "full": self.full, "index": self.index}
+
+    @staticmethod
+    def from_offset(offset: dict[str, Any]) -> StreamPosition:
+        try:
+            return StreamPosition(int(offset["snapshot"]), bool(offset["full"]), int(offset.get("index", 0)))
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(f"not a paimon_ds stream offset: {offset!r} (was the checkpoint written by "
+                             "another source?)") from None
+
+
+@dataclass
+class StreamSplit:
+    """A split of one unit, and whether its rows are changes (a delta) rather than table contents."""
+
+    split: Split
+    delta: bool
+    changelog: bool = False  # files are changelog files (every input record, with its row kind)
+
+
+class StreamLimit:
+    """How much one micro-batch may take: splits, files, rows or bytes (None: all available)."""
+
+    def __init__(self, max_files: int | None = None, max_rows: int | None = None,
+                 max_bytes: int | None = None) -> None:
+        self.max_files, self.max_rows, self.max_bytes = max_files, max_rows, max_bytes
+
+    @property
+    def unlimited(self) -> bool:
+        return self.max_files is None and self.max_rows is None and self.max_bytes is None
+
+    def exceeded(self, files: int, rows: int, size: int) -> bool:
+        return ((self.max_files is not None and files > self.max_files)
+                or (self.max_rows is not None and rows > self.max_rows)
+                or (self.max_bytes is not None and size > self.max_bytes))
+
+
+class StreamScan:
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self.sm = table.snapshot_manager
+        producer = table.options.raw.get("changelog-producer", "none").lower()
+        # A table with a changelog producer records its changes in changelog files: read those.
+        self.changelog = producer != "none" and bool(table.schema.primary_keys)
+        self._units: dict[tuple[int, bool], list[StreamSplit]] = {}
+
+    def check_streamable(self) -> None:
+        """Refuse, as Paimon does, streams whose deltas are not the table's changes."""
+        engine = self.table.options.raw.get("merge-engine", "deduplicate").lower()
+        if self.table.schema.primary_keys and not self.changelog and engine != "deduplicate":
+            held = "rows the engine may ignore" if engine == "first-row" else "partial rows"
+            raise OptionError(
+                f"streaming reads of a {engine} table need a changelog (changelog-producer input, lookup or "
+                f"full-compaction): without one, a commit's files hold {held}, not the changed rows")
+
+    # ---------------------------------------------------------------- start
+    def initial_position(self) -> StreamPosition:
+        """Where a new query starts, from `scan.mode`, `scan.snapshot-id` and `scan.timestamp-millis`."""
+        raw = self.table.options.raw
+        mode = raw.get("scan.mode", "default").lower()
+        if mode not in SCAN_MODES:
+            raise OptionError(f"scan.mode {mode!r} is not supported by paimon_ds streaming reads; "
+                              f"use one of {', '.join(SCAN_MODES)}")
+        snapshot_id = raw.get("scan.snapshot-id")
+        timestamp = raw.get("scan.timestamp-millis")
+        if mode == "default":
+            mode = "from-snapshot" if snapshot_id else "from-timestamp" if timestamp else "latest-full"
+        latest = self.sm.latest_id()
+        if mode in ("latest-full", "full"):
+            return StreamPosition(latest, full=True) if latest is not None else StreamPosition(1)
+        if mode == "latest":
+            return StreamPosition((latest or 0) + 1)
+        if mode in ("from-snapshot", "from-snapshot-full"):
+            if snapshot_id is None:
+                raise OptionError(f"scan.mode {mode} needs scan.snapshot-id")
+            sid = int(snapshot_id)
+            earliest = self.sm.earliest_id()
+            if mode == "from-snapshot-full":
+                self.sm.snapshot(sid)  # must exist: its full contents are read
+                return StreamPosition(sid, full=True)
+            if earliest is not None and sid < earliest:
+                raise SnapshotNotFound(f"scan.snapshot-id {sid} of {self.table.path} has expired "
+                                       f"(the earliest snapshot is {earliest})")
+            return StreamPosition(max(sid, 1))
+        if timestamp is None:
+            raise OptionError("scan.mode from-timestamp needs scan.timestamp-millis")
+        # the first snapshot committed at or after the timestamp (Paimon: after the last one before it)
+        for sid in self.sm.list_ids():
+            if self.sm.snapshot(sid).time_millis >= int(timestamp):
+                return StreamPosition(sid)
+        return StreamPosition((latest or 0) + 1)
+
+    # ---------------------------------------------------------------- units
+    def unit(self, snapshot_id: int, full: bool) -> list[StreamSplit]:
+        """The splits of one unit, in a fixed order (so a position means the same on every call)."""
+        key = (snapshot_id, full)
+        if key not in self._units:
+            self._units[key] = self._plan_unit(snapshot_id, full)
+        return self._units[key]
+
+    def _snapshot(self, snapshot_id: int) -> Snapshot:
+        try:
+            return self.sm.snapshot(snapshot_id)
+        except SnapshotNotFound:
+            earliest = self.sm.earliest_id()
+            raise SnapshotNotFound(
+                f"snapshot {snapshot_id} of {self.table.path} expired before this stream read it (the earliest "
+                f"is {earliest}); keep snapshots longer (snapshot.num-retained.min, snapshot.time-retained) or "
+                "restart the query with a new checkpoint") from None
+
+    def _plan_unit(self, snapshot_id: int, full: bool) -> list[StreamSplit]:
+        snapshot = self._snapshot(snapshot_id)
+        if full:
+            return [StreamSplit(s, delta=False) for s in self.table.new_scan().plan_snapshot(snapshot)]
+        scan = TableScan(self.table)
+        if self.changelog:
+            if not snapshot.changelog_manifest_list:
+                return []
+            entries = [e for m in scan.manifest_list.read(snapshot.changelog_manifest_list)
+                       for e in scan.manifest_file.read(m.file_name)]
+            return [StreamSplit(s, delta=True, changelog=True) for s in self._group(scan, entries)]
+        if snapshot.commit_kind != "APPEND":
+            return []
+        entries = [e for m in scan.manifest_list.read(snapshot.delta_manifest_list)
+                   for e in scan.manifest_file.read(m.file_name) if e.kind == FileKind.ADD]
+        return [StreamSplit(s, delta=True) for s in self._group(scan, entries)]
+
+    def _group(self, scan: TableScan, entries: list[ManifestEntry]) -> list[Split]:
+        """One split per (partition, bucket), files in sequence order."""
+        groups: dict[tuple[bytes, int], list[DataFileMeta]] = defaultdict(list)
+        for e in entries:
+            groups[(e.partition, e.bucket)].append(e.file)
+        default_name = self.table.options.get("partition.default-name")
+        keys = self.table.schema.partition_keys
+        splits = []
+        for (partition, bucket), files in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+            rel = partition_path(keys, scan._partition_values(partition), default_name) if keys else ""
+            directory = f"{self.table.root}/{rel}/bucket-{bucket}" if rel else f"{self.table.root}/bucket-{bucket}"
+            files.sort(key=lambda f: (f.min_sequence_number, f.file_name))
+            splits.append(Split(partition, bucket, directory, files))
+        return splits
+
+    # ---------------------------------------------------------------- positions
+    def _next_unit(self, pos: StreamPosition) -> StreamPosition:
+        return StreamPosition(pos.snapshot + 1)
+
+    def latest_position(self, start: StreamPosition, limit: StreamLimit | None = None,
+                        until_snapshot: int | None = None) -> StreamPosition:
+        """The end of the next micro-batch: all units up to the latest snapshot (or ``until_snapshot``),
+        cut once the limit is exceeded (a batch always takes at least one split when any is there)."""
+        latest = self.sm.latest_id()
+        if latest is None:
+            return start
+        if until_snapshot is not None:
+            latest = min(latest, until_snapshot)
+        if start.snapshot > latest:
+            return start
+        if limit is None or limit.unlimited:
+            return StreamPosition(latest + 1)
+        files = rows = size = 0
+        pos = start
+        taken = 0
+        while pos.snapshot <= latest:
+            splits = self.unit(pos.snapshot, pos.full)
+            while pos.index < len(splits):
+                s = splits[pos.index].split
+                f, r, b = len(s.files), s.row_count, sum(x.file_size for x in s.files)
+                if taken and limit.exceeded(files + f, rows + r, size + b):
+                    return pos
+                files, rows, size, taken = files + f, rows + r, size + b, taken + 1
+                pos = StreamPosition(pos.snapshot, pos.full, pos.index + 1)
+            pos = self._next_unit(pos)
+        return pos
+
+    def splits_between(self, start: StreamPosition, end: StreamPosition) -> list[StreamSplit]:
+        """The splits from ``start`` (inclusive) to ``end`` (exclusive)."""
+        out: list[StreamSplit] = []
+        pos = start
+        while pos.sort_key() < end.sort_key():
+            splits = self.unit(pos.snapshot, pos.full)
+            stop = end.index if (end.snapshot, end.full) == (pos.snapshot, pos.full) else len(splits)
+            out.extend(splits[pos.index:stop])
+            pos = self._next_unit(pos)
+        return out

@@ -1,0 +1,220 @@
+"""Structured Streaming: the micro-batch writer (exactly once) and the snapshot-offset reader.
+
+Spark builds a new stream writer for every micro-batch, one instance for the tasks and another for
+the driver's commit, in different processes; what they share comes from the options, the table
+and the tasks' commit messages. Tasks learn the query id and batch id from the local properties
+Spark sets on every micro-batch job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceStreamArrowWriter, DataSourceStreamReader, InputPartition
+from pyspark.sql.types import StructType
+
+from ..operation.messages import CommitMessage
+from ..operation.stream import StreamLimit, StreamPosition, StreamScan
+from ..operation.stream_commit import StreamCommit
+from ..operation.write import BucketRestore
+from ..options import OptionError
+from ..table import Table
+from .types import arrow_schema_for_spark, input_arrow_schema
+from .write import PaimonCommitMessage, task_sequence_layout
+
+# Local properties Spark's MicroBatchExecution sets on the jobs of a micro-batch.
+QUERY_ID_PROPERTY = "sql.streaming.queryId"
+BATCH_ID_PROPERTY = "streaming.sql.batchId"
+
+try:  # Spark 4.2+: admission control and Trigger.AvailableNow for Python sources
+    from pyspark.sql.streaming.datasource import (
+        ReadAllAvailable,
+        ReadMaxBytes,
+        ReadMaxFiles,
+        ReadMaxRows,
+        SupportsTriggerAvailableNow,
+    )
+except ImportError:  # pragma: no cover - Spark 4.0/4.1
+    ReadAllAvailable = ReadMaxBytes = ReadMaxFiles = ReadMaxRows = None
+
+    class SupportsTriggerAvailableNow:  # type: ignore[no-redef]
+        pass
+
+
+@dataclass
+class StreamCommitMessage(PaimonCommitMessage):
+    query_id: str | None = None
+    base_snapshot_id: int | None = None
+
+
+def stream_job_prefix(query_id: str, batch_id: str) -> str:
+    """12 hex digits naming every data file of one micro-batch of one query (see abort())."""
+    return hashlib.sha1(f"{query_id}/{batch_id}".encode()).hexdigest()[:12]
+
+
+def stream_commit_user(options: dict[str, str], query_id: str) -> str:
+    """The streaming query's id (Spark keeps it in the checkpoint, so it survives restarts)."""
+    prefix = options.get("commit.user-prefix")
+    return (f"{prefix}_" if prefix else "") + f"spark-stream-{query_id}"
+
+
+class PaimonStreamWriter(DataSourceStreamArrowWriter):
+    def __init__(self, path: str, options: dict[str, str], schema: StructType, overwrite: bool,
+                 storage_options: dict | None) -> None:
+        self.options = options
+        self.overwrite = overwrite  # complete output mode
+        self.table = Table.for_write(path, input_arrow_schema(schema), options, storage_options)
+        self.restore = BucketRestore.from_table(self.table) if self.table.schema.primary_keys else None
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> StreamCommitMessage:
+        from pyspark import TaskContext
+        ctx = TaskContext.get()
+        query_id = ctx.getLocalProperty(QUERY_ID_PROPERTY) if ctx is not None else None
+        batch_id = ctx.getLocalProperty(BATCH_ID_PROPERTY) if ctx is not None else None
+        if not query_id or batch_id is None:
+            raise RuntimeError("the paimon stream writer runs outside a Structured Streaming micro-batch "
+                               f"(no {QUERY_ID_PROPERTY!r} / {BATCH_ID_PROPERTY!r} in the task's properties)")
+        layout = task_sequence_layout(self.restore, self.table.path)
+        table_write = self.table.new_write(job_prefix=stream_job_prefix(query_id, batch_id), **layout)
+        try:
+            for batch in iterator:
+                table_write.write_arrow(batch)
+            messages = table_write.prepare_commit()
+        except BaseException:
+            table_write.abort()
+            raise
+        return StreamCommitMessage(messages, query_id,
+                                   self.restore.snapshot_id if self.restore is not None else None)
+
+    @staticmethod
+    def _unpack(messages: list) -> tuple[list[CommitMessage], str | None, int | None]:
+        present = [m for m in messages if m is not None]
+        query_ids = {m.query_id for m in present}
+        if len(query_ids) > 1:
+            raise RuntimeError(f"one micro-batch carries messages of several queries: {sorted(query_ids)}")
+        bases = [m.base_snapshot_id for m in present if m.base_snapshot_id is not None]
+        return ([c for m in present for c in m.messages], next(iter(query_ids), None),
+                min(bases) if bases else None)
+
+    def commit(self, messages: list, batchId: int) -> None:
+        commit_messages, query_id, base = self._unpack(messages)
+        if query_id is None:
+            return  # no task ran: nothing was written
+        StreamCommit(self.table, stream_commit_user(self.options, query_id)).commit(
+            commit_messages, batchId, overwrite=self.overwrite, base_snapshot_id=base)
+
+    def abort(self, messages: list, batchId: int) -> None:
+        """Delete the batch's files: those of the tasks that finished, and (unless this batch was
+        committed before, by an earlier run of the query) every file named with the batch's prefix."""
+        commit_messages, query_id, _ = self._unpack(messages)
+        self.table.new_commit().abort(commit_messages)
+        if query_id is None:
+            return
+        if StreamCommit(self.table, stream_commit_user(self.options, query_id)).is_committed(batchId):
+            return  # files with this prefix are in the table
+        from .write import delete_job_files
+        delete_job_files(self.table, stream_job_prefix(query_id, str(batchId)))
+
+
+# ---------------------------------------------------------------------------- reader
+ROW_KIND_COLUMN_OPTION = "paimon_ds.row-kind-column"
+_LIMIT_OPTIONS = ("read.stream.maxfilespertrigger", "read.stream.maxrowspertrigger", "read.stream.maxbytespertrigger")
+
+
+@dataclass
+class StreamPartition(InputPartition):
+    stream_split: object
+
+
+class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Offsets are positions in the table's snapshots (see paimon_ds.operation.stream)."""
+
+    def __init__(self, table: Table, schema: StructType, options: dict[str, str]) -> None:
+        self.table = table
+        self.row_kind_column = options.get(ROW_KIND_COLUMN_OPTION)
+        self.read_schema = arrow_schema_for_spark(schema)
+        self.scan = StreamScan(table)
+        self.scan.check_streamable()
+        self.default_limit = _parse_limit(options)
+        self.until_snapshot: int | None = None
+        self.last_end: dict | None = None
+
+    def initialOffset(self) -> dict:
+        return self.scan.initial_position().to_offset()
+
+    def getDefaultReadLimit(self):
+        limit = self.default_limit
+        if ReadAllAvailable is None or limit.unlimited:
+            return ReadAllAvailable() if ReadAllAvailable is not None else None
+        if limit.max_files is not None:
+            return ReadMaxFiles(limit.max_files)
+        if limit.max_rows is not None:
+            return ReadMaxRows(limit.max_rows)
+        return ReadMaxBytes(limit.max_bytes)
+
+    def latestOffset(self, start: dict | None = None, limit=None) -> dict:
+        if start is None:  # Spark 4.0/4.1 call latestOffset() without arguments
+            start = self.last_end or self.initialOffset()
+            limit = None
+        end = self.scan.latest_position(StreamPosition.from_offset(start), _to_stream_limit(limit),
+                                        self.until_snapshot).to_offset()
+        self.last_end = end
+        return end
+
+    def reportLatestOffset(self) -> dict | None:
+        latest = self.table.snapshot_manager.latest_id()
+        return None if latest is None else StreamPosition(latest + 1).to_offset()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        # Trigger.AvailableNow: read what is committed now, then stop.
+        self.until_snapshot = self.table.snapshot_manager.latest_id() or 0
+
+    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        splits = self.scan.splits_between(StreamPosition.from_offset(start), StreamPosition.from_offset(end))
+        return [StreamPartition(s) for s in splits]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        s = partition.stream_split
+        read = self.table.new_read(_data_schema(self.read_schema, self.row_kind_column),
+                                   row_kind_column=self.row_kind_column)
+        yield from read.read(s.split, delta=s.delta, changelog=s.changelog)
+
+    def commit(self, end: dict) -> None:
+        pass
+
+
+def _data_schema(schema: pa.Schema, row_kind_column: str | None) -> pa.Schema:
+    if row_kind_column is not None and row_kind_column in schema.names:
+        return schema.remove(schema.get_field_index(row_kind_column))
+    return schema
+
+
+def _parse_limit(options: dict[str, str]) -> StreamLimit:
+    given = {k: options[k] for k in _LIMIT_OPTIONS if options.get(k) is not None}
+    if len(given) > 1:
+        raise OptionError(f"set at most one of read.stream.maxFilesPerTrigger, maxRowsPerTrigger, "
+                          f"maxBytesPerTrigger (got {sorted(given)})")
+    values = {}
+    for k, v in given.items():
+        try:
+            values[k] = int(v)
+            if values[k] <= 0:
+                raise ValueError
+        except ValueError:
+            raise OptionError(f"option {k} must be a positive number, got {v!r}") from None
+    return StreamLimit(values.get(_LIMIT_OPTIONS[0]), values.get(_LIMIT_OPTIONS[1]), values.get(_LIMIT_OPTIONS[2]))
+
+
+def _to_stream_limit(limit) -> StreamLimit | None:
+    if limit is None or ReadAllAvailable is None or isinstance(limit, ReadAllAvailable):
+        return None
+    if isinstance(limit, ReadMaxFiles):
+        return StreamLimit(max_files=limit.max_files)
+    if isinstance(limit, ReadMaxRows):
+        return StreamLimit(max_rows=limit.max_rows)
+    if isinstance(limit, ReadMaxBytes):
+        return StreamLimit(max_bytes=limit.max_bytes)
+    raise OptionError(f"read limit {limit!r} is not supported by the paimon source")
