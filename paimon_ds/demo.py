@@ -18,6 +18,7 @@ import time
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pyspark.sql import SparkSession
 
 import paimon_ds
 from paimon_ds import Table
@@ -99,7 +100,7 @@ def cdc_feed(batches: int = 5, seed: int = 7) -> tuple[list[list[dict]], dict[tu
     return out, live
 
 
-def stream_cdc(spark, path: str) -> None:
+def stream_cdc(spark: SparkSession, path: str) -> None:
     """Structured Streaming: a CDC feed (one parquet file per micro-batch) into a primary-key table."""
     shutil.rmtree(path, ignore_errors=True)
     batches, live = cdc_feed()

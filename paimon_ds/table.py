@@ -105,10 +105,10 @@ class Table:
         if self.options.raw.get("deletion-vectors.enabled", "false").lower() == "true":
             raise OptionError("deletion vectors are not supported by this version of paimon_ds")
         producer = self.options.raw.get("changelog-producer", "none").lower()
-        if producer != "none":
+        if producer not in ("none", "input"):
             # Paimon's streaming readers of such a table read only changelog files: without them they would miss data.
             raise OptionError(f"changelog-producer={producer} is not supported for writing by this version of "
-                              "paimon_ds (it writes no changelog files); use changelog-producer=none")
+                              "paimon_ds (it produces changelog files only for 'input'); use none or input")
 
     def check_write_schema(self, arrow_schema: pa.Schema, options: Mapping[str, str]) -> None:
         from .types import fields_from_arrow, same_type_ignoring_nullability

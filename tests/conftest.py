@@ -60,6 +60,17 @@ class Oracle:
         self._run(*args)
         return pq.read_table(out)
 
+    def stream_read(self, path: str, from_snapshot: int | None = None) -> pa.Table:
+        """pypaimon only: the table read as a stream up to its latest snapshot (`_row_kind` first)."""
+        assert self.impl == "pypaimon", "only pypaimon 2.1 has a streaming reader"
+        out = self.workdir / f"stream-read-{os.urandom(4).hex()}.parquet"
+        args = [str(ORACLES_DIR / "pypaimon/bin/python"), str(ROOT / "tests/oracles/pypaimon_stream.py"), path,
+                "--out", str(out)] + (["--from", str(from_snapshot)] if from_snapshot is not None else [])
+        proc = subprocess.run(args, capture_output=True, text=True, timeout=300)
+        if proc.returncode != 0:
+            raise AssertionError(f"pypaimon stream read failed:\n{proc.stdout}\n{proc.stderr[-4000:]}")
+        return pq.read_table(out)
+
     def write(self, path: str, data: pa.Table, *, partition: str | None = None, bucket: int | None = None,
               primary_key: str | None = None, options: dict[str, str] | None = None) -> None:
         inp = self.workdir / f"{self.impl}-write-{os.urandom(4).hex()}.parquet"

@@ -56,6 +56,10 @@ class MergeTreeWriter:
         self._spill_dir: str | None = None
         self.new_files: list[DataFileMeta] = []
         self._writers: list[KeyValueFileWriter] = []
+        # changelog-producer=input: every input record also goes to changelog files, as written
+        self.changelog = table.options.raw.get("changelog-producer", "none").lower() == "input"
+        self.changelog_files: list[DataFileMeta] = []
+        self.changelog_namer = namer.changelog_namer() if self.changelog else None
 
     # ---------------------------------------------------------------- input
     def write(self, rows: pa.RecordBatch | pa.Table, kinds: np.ndarray) -> None:
@@ -70,7 +74,16 @@ class MergeTreeWriter:
     def _sorted_buffer(self) -> pa.Table:
         data = pa.concat_tables(self.buffer) if len(self.buffer) > 1 else self.buffer[0]
         self.buffer, self.pending_bytes = [], 0
-        return self.engine.merge(self.layout.sort(data, in_sequence_order=True), drop_retract=False)
+        data = self.layout.sort(data, in_sequence_order=True)
+        if self.changelog:
+            writer = KeyValueFileWriter(self.table, self.directory, self.changelog_namer, level=0)
+            self._writers.append(writer)
+            self.changelog_files += writer.write_all(_chunks(data))
+        return self.engine.merge(data, drop_retract=False)
+
+    def take_changelog(self) -> list[DataFileMeta]:
+        files, self.changelog_files = self.changelog_files, []
+        return files
 
     def flush_memory(self) -> None:
         """Free the buffer: spill it to local disk as a sorted run, or (not spillable) write an L0 run."""

@@ -74,7 +74,10 @@ class TableCommit:
             guard = None
             if self.table.schema.primary_keys and base_snapshot_id is not None:
                 guard = (base_snapshot_id, _min_sequences(messages))
-            snapshot = self._commit(adds, "APPEND", identifier, overwrite=None, sequence_guard=guard)
+            changelog = [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
+                         for m in messages for f in m.changelog_files]
+            snapshot = self._commit(adds, "APPEND", identifier, overwrite=None, sequence_guard=guard,
+                                    changelog=changelog)
         if compact_adds or compact_deletes:
             # as Paimon: new files land as APPEND, the compaction of the same commit as COMPACT
             snapshot = self._commit(compact_adds, "COMPACT", identifier, overwrite=None, fixed_deletes=compact_deletes)
@@ -153,14 +156,18 @@ class TableCommit:
 
     def _commit(self, adds: list[ManifestEntry], kind: str, identifier: int,
                 overwrite: set[bytes] | str | None, fixed_deletes: list[ManifestEntry] | None = None,
-                sequence_guard: tuple[int, dict[tuple[bytes, int], int]] | None = None) -> Snapshot:
+                sequence_guard: tuple[int, dict[tuple[bytes, int], int]] | None = None,
+                changelog: list[ManifestEntry] | None = None) -> Snapshot:
         self._ensure_schema()
         fixed_deletes = fixed_deletes or []
         delta_metas: list[ManifestFileMeta] = []
+        changelog_metas: list[ManifestFileMeta] = []
         attempt_files: list[str] = []  # files of the current attempt, deleted if it does not land
         try:
             if adds or fixed_deletes:
                 delta_metas = self.manifest_file.write(fixed_deletes + adds)
+            if changelog:
+                changelog_metas = self.manifest_file.write(changelog)
             for attempt in range(self.max_retries + 1):
                 latest = self.table.snapshot_manager.latest()
                 base_metas: list[ManifestFileMeta] = []
@@ -187,6 +194,10 @@ class TableCommit:
                 base_list = self.manifest_list.write(base_metas)
                 delta_list = self.manifest_list.write(this_delta)
                 attempt_files += [base_list, delta_list]
+                changelog_list = None
+                if changelog_metas:
+                    changelog_list = self.manifest_list.write(changelog_metas)
+                    attempt_files.append(changelog_list)
                 added_rows = sum(e.file.row_count for e in adds)
                 deleted_rows = sum(e.file.row_count for e in deletes + fixed_deletes)
                 snapshot = Snapshot(
@@ -201,6 +212,8 @@ class TableCommit:
                     total_record_count=(latest.total_record_count if latest else 0) + added_rows - deleted_rows,
                     delta_record_count=added_rows - deleted_rows,
                     watermark=latest.watermark if latest else None,
+                    changelog_manifest_list=changelog_list,
+                    changelog_record_count=sum(e.file.row_count for e in changelog or ()),
                 )
                 if self.table.snapshot_manager.try_commit(snapshot):
                     return snapshot
@@ -210,7 +223,7 @@ class TableCommit:
             raise CommitConflict(f"gave up committing to {self.table.path} after {self.max_retries + 1} attempts: "
                                  "other writers kept committing first (raise commit.max-retries)")
         except BaseException:
-            self._delete_manifests(attempt_files + [m.file_name for m in delta_metas])
+            self._delete_manifests(attempt_files + [m.file_name for m in delta_metas + changelog_metas])
             raise
 
     def _check_still_live(self, deletes: list[ManifestEntry], base_metas: list[ManifestFileMeta]) -> None:

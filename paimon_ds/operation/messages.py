@@ -17,6 +17,8 @@ class CommitMessage:
     # compaction of the bucket in the same commit (Paimon's CompactIncrement)
     compact_before: list[DataFileMeta] = field(default_factory=list)
     compact_after: list[DataFileMeta] = field(default_factory=list)
+    # changelog files (changelog-producer=input): every input record, committed in the changelog manifest list
+    changelog_files: list[DataFileMeta] = field(default_factory=list)
 
     @property
     def directory_rel(self) -> str:
@@ -26,5 +28,5 @@ class CommitMessage:
         """Files this message created (deleted when its commit is aborted)."""
         base = f"{table_root}/{self.directory_rel}"
         before = {f.file_name for f in self.compact_before}
-        made = self.new_files + [f for f in self.compact_after if f.file_name not in before]
+        made = self.new_files + self.changelog_files + [f for f in self.compact_after if f.file_name not in before]
         return [f"{base}/{f.file_name}" for f in made]

@@ -36,15 +36,22 @@ class DataFileNamer:
     one job can be found (and deleted) by name when the job fails: see `job_file_prefix`.
     """
 
-    def __init__(self, job_prefix: str | None = None) -> None:
+    def __init__(self, job_prefix: str | None = None, kind: str = "data") -> None:
         u = uuid.uuid4().hex
         if job_prefix:
             u = job_prefix + u[12:]
         self.uuid = f"{u[:8]}-{u[8:12]}-{u[12:16]}-{u[16:20]}-{u[20:]}"
+        self.kind = kind
         self.count = 0
 
+    def changelog_namer(self) -> DataFileNamer:
+        """`changelog-<uuid>-<n>.parquet`: the same uuid (and job prefix), Paimon's changelog file names."""
+        namer = DataFileNamer(kind="changelog")
+        namer.uuid = self.uuid
+        return namer
+
     def next(self) -> str:
-        name = f"data-{self.uuid}-{self.count}.parquet"
+        name = f"{self.kind}-{self.uuid}-{self.count}.parquet"
         self.count += 1
         return name
 
@@ -98,9 +105,9 @@ def new_job_prefix() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def job_file_prefix(job_prefix: str) -> str:
-    """The start of the name of every data file written with ``job_prefix``."""
-    return f"data-{job_prefix[:8]}-{job_prefix[8:12]}-"
+def job_file_prefix(job_prefix: str) -> tuple[str, ...]:
+    """The starts of the names of every data and changelog file written with ``job_prefix``."""
+    return tuple(f"{kind}-{job_prefix[:8]}-{job_prefix[8:12]}-" for kind in ("data", "changelog"))
 
 
 class RollingFileWriter:
@@ -373,9 +380,11 @@ class TableWrite:
         if self.primary_key:
             for (part_key, bucket), writer in self.writers.items():
                 new, before, after = writer.prepare_commit()
-                if new or before or after:
+                changelog = writer.take_changelog()
+                if new or before or after or changelog:
                     messages.append(CommitMessage(part_key, bucket, total_buckets, new,
-                                                  self.partition_dirs.get(part_key, ""), before, after))
+                                                  self.partition_dirs.get(part_key, ""), before, after,
+                                                  changelog_files=changelog))
             self.writers.clear()
             return messages
         for (part_key, bucket), writer in self.writers.items():

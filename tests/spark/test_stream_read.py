@@ -229,13 +229,27 @@ def test_scan_modes(spark, tmp_path):
     assert times == sorted(set(times))
     consumers = {mode: Consumer(path, tmp_path / mode, options) for mode, (options, _) in MODES.items()}
     consumers["from-timestamp"].options["scan.timestamp-millis"] = str(times[1])
-    run_available_now(spark, *consumers.values())
-    assert {m: c.sink.rows() for m, c in consumers.items()} == {m: sorted(rows) for m, (_, rows) in MODES.items()}
-    assert consumers["latest-full"].sink.batches()[0] == FULL_AT_3  # the table at start is one batch
-    commit(path, C4, PK)
-    run_available_now(spark, *consumers.values())  # each resumes from its checkpoint: commit 4's rows only
+    # one running query per mode (query start-up is what costs: one each, not an AvailableNow run per phase)
+    queries = {mode: c.start(spark, {"processingTime": "0.5 seconds"}) for mode, c in consumers.items()}
+    try:
+        for mode, c in consumers.items():
+            # Spark runs batch 0 even when it is empty ("latest"): that checkpoints the start position
+            wait_until(queries[mode], lambda c=c: 0 in c.sink.batches(), f"batch 0 of {mode}")
+        assert consumers["latest-full"].sink.batches()[0] == FULL_AT_3  # the table at start is one batch
+        assert ({m: c.sink.rows() for m, c in consumers.items()}
+                == {m: sorted(rows) for m, (_, rows) in MODES.items()})
+        commit(path, C4, PK)
+        for mode, c in consumers.items():
+            n = len(MODES[mode][1]) + len(C4)
+            wait_until(queries[mode], lambda c=c, n=n: len(c.sink.rows()) >= n, f"commit 4 in {mode}")
+        time.sleep(1)  # a trigger or two more: nothing else may arrive
+    finally:
+        for q in queries.values():
+            q.stop()
     assert ({m: c.sink.rows() for m, c in consumers.items()}
             == {m: sorted(rows + tuples(C4)) for m, (_, rows) in MODES.items()})
+    # commit 4 came as one batch of its own in every mode
+    assert all(c.sink.non_empty()[-1] == tuples(C4) for c in consumers.values())
 
 
 # ------------------------------------------------------------------ 3. compaction
@@ -274,16 +288,13 @@ FROM_1 = {"scan.mode": "from-snapshot", "scan.snapshot-id": "1"}
 def test_read_limits_split_the_deltas_into_micro_batches(spark, tmp_path):
     path = str(tmp_path / "t")
     commits = single_file_commits(path, 1, 4)  # 3 rows, 1 file each
-    limits = {"files-1": {"read.stream.maxFilesPerTrigger": "1"},
-              "rows-5": {"read.stream.maxRowsPerTrigger": "5"},
-              "rows-6": {"read.stream.maxRowsPerTrigger": "6"}}
+    limits = {"files-1": {"read.stream.maxFilesPerTrigger": "1"}, "rows-6": {"read.stream.maxRowsPerTrigger": "6"}}
     consumers = {name: Consumer(path, tmp_path / name, {**FROM_1, **limit}) for name, limit in limits.items()}
     run_available_now(spark, *consumers.values())
     # a batch takes splits (here: one commit's file) until the next would exceed the limit
-    one_each = [[0], [1], [2], [3]]
-    groups = {"files-1": one_each, "rows-5": one_each, "rows-6": [[0, 1], [2, 3]]}
-    assert ({name: c.sink.non_empty() for name, c in consumers.items()}
-            == {name: [sorted(r for i in g for r in commits[i]) for g in grouping] for name, grouping in groups.items()})
+    groups = {"files-1": [[0], [1], [2], [3]], "rows-6": [[0, 1], [2, 3]]}
+    expected = {name: [sorted(r for i in g for r in commits[i]) for g in grouping] for name, grouping in groups.items()}
+    assert {name: c.sink.non_empty() for name, c in consumers.items()} == expected
 
 
 def test_max_files_per_trigger_after_a_full_scan(spark, tmp_path):
