@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
-from pyspark.sql.datasource import DataSourceStreamArrowWriter, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from pyspark.sql.types import StructType
 
 from ..operation.messages import CommitMessage
@@ -28,6 +28,14 @@ from .write import PaimonCommitMessage, task_sequence_layout
 # Local properties Spark's MicroBatchExecution sets on the jobs of a micro-batch.
 QUERY_ID_PROPERTY = "sql.streaming.queryId"
 BATCH_ID_PROPERTY = "streaming.sql.batchId"
+
+try:  # Spark 4.1+: micro-batches reach the writer as Arrow batches
+    from pyspark.sql.datasource import DataSourceStreamArrowWriter as StreamWriterBase
+except ImportError:  # pragma: no cover - Spark 4.0: rows (converted to Arrow per chunk, see arrow_batches)
+    from pyspark.sql.datasource import DataSourceStreamWriter as StreamWriterBase
+
+# Rows per Arrow batch when Spark hands the writer rows (Spark 4.0)
+ROW_CHUNK = 8192
 
 try:  # Spark 4.2+: admission control and Trigger.AvailableNow for Python sources
     from pyspark.sql.streaming.datasource import (
@@ -61,15 +69,31 @@ def stream_commit_user(options: dict[str, str], query_id: str) -> str:
     return (f"{prefix}_" if prefix else "") + f"spark-stream-{query_id}"
 
 
-class PaimonStreamWriter(DataSourceStreamArrowWriter):
+def arrow_batches(items: Iterator, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """The writer's input as Arrow batches: as given (Spark 4.1+), or rows gathered per chunk (4.0)."""
+    chunk: list[dict] = []
+    for item in items:
+        if isinstance(item, pa.RecordBatch):
+            yield item
+            continue
+        chunk.append(item.asDict(recursive=True))
+        if len(chunk) >= ROW_CHUNK:
+            yield pa.RecordBatch.from_pylist(chunk, schema=schema)
+            chunk = []
+    if chunk:
+        yield pa.RecordBatch.from_pylist(chunk, schema=schema)
+
+
+class PaimonStreamWriter(StreamWriterBase):
     def __init__(self, path: str, options: dict[str, str], schema: StructType, overwrite: bool,
                  storage_options: dict | None) -> None:
         self.options = options
         self.overwrite = overwrite  # complete output mode
-        self.table = Table.for_write(path, input_arrow_schema(schema), options, storage_options)
+        self.input_schema = input_arrow_schema(schema)
+        self.table = Table.for_write(path, self.input_schema, options, storage_options)
         self.restore = BucketRestore.from_table(self.table) if self.table.schema.primary_keys else None
 
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> StreamCommitMessage:
+    def write(self, iterator: Iterator) -> StreamCommitMessage:
         from pyspark import TaskContext
         ctx = TaskContext.get()
         query_id = ctx.getLocalProperty(QUERY_ID_PROPERTY) if ctx is not None else None
@@ -80,7 +104,7 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
         layout = task_sequence_layout(self.restore, self.table.path)
         table_write = self.table.new_write(job_prefix=stream_job_prefix(query_id, batch_id), **layout)
         try:
-            for batch in iterator:
+            for batch in arrow_batches(iterator, self.input_schema):
                 table_write.write_arrow(batch)
             messages = table_write.prepare_commit()
         except BaseException:
