@@ -41,6 +41,9 @@ def write(df: Any, path: str, mode: str = "append", options: dict[str, Any] | No
 
 
 def compact(spark: SparkSession, path: str, full: bool = False, options: dict[str, Any] | None = None):
-    """Compact a primary-key table in Spark tasks (one per bucket); returns the COMPACT snapshot or None."""
+    """Compact a table in Spark tasks (one per bucket); returns the COMPACT snapshot or None.
+
+    Primary-key tables: universal compaction of each bucket's sorted runs (``full``: into one run).
+    Append tables: small files rewritten into files of `target-file-size` (``full``: all of them)."""
     from .spark.cluster import compact as run_compact
     return run_compact(spark, path, full, options)

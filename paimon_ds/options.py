@@ -115,6 +115,8 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "Primary-key tables: a full write buffer spills sorted runs to local disk."),
     Option("num-sorted-run.compaction-trigger", 5, _positive_int,
            "Universal compaction starts when a bucket has more sorted runs."),
+    Option("compaction.min.file-num", 5, _positive_int,
+           "Append tables: compaction rewrites small files once this many are in a row (streams, paimon_ds.compact)."),
     Option("write-only", False, parse_bool, "Writers never compact (leave it to paimon_ds.compact); "
            "streaming writes then do not compact either."),
     Option("scan.mode", "default", str, "Streaming reads: where a new query starts: latest-full (default: the table, "

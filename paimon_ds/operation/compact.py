@@ -9,19 +9,18 @@ Writers may keep appending: their new files have higher sequence numbers and are
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..format.partition import partition_path
-from ..manifest.meta import DataFileMeta
+from ..manifest.meta import DataFileMeta, FileSource
 from ..mergetree.compact import CompactionOptions, UniversalCompaction, sorted_runs
 from ..mergetree.merge import FirstRow, merge_engine
 from ..mergetree.writer import MergeTreeWriter
 from ..snapshot import BATCH_COMMIT_IDENTIFIER
-from ..types import SchemaError
 from .messages import CommitMessage
 from .scan import TableScan
-from .write import DataFileNamer
+from .write import DataFileNamer, RollingFileWriter
 
 if TYPE_CHECKING:
     from ..table import Table
@@ -37,12 +36,31 @@ class BucketTask:
     files: list[DataFileMeta]
 
 
+def pick_small_files(files: list[DataFileMeta], target_size: int, min_files: int,
+                     full: bool = False) -> list[DataFileMeta] | None:
+    """Append tables (Paimon's BucketedAppendCompactManager): slide a window over the small files in
+    sequence order and take it once it holds ``min_files`` files, dropping its oldest file whenever
+    it reaches twice the target size; ``full``: every small file, if there are two or more."""
+    small = sorted((f for f in files if f.file_size < target_size),
+                   key=lambda f: (f.min_sequence_number, f.creation_time or 0, f.file_name))
+    if full:
+        return small if len(small) >= 2 else None
+    window: list[DataFileMeta] = []
+    size = 0
+    for f in small:
+        window.append(f)
+        size += f.file_size
+        if len(window) >= min_files:
+            return window
+        if size >= 2 * target_size:
+            size -= window.pop(0).file_size
+    return None
+
+
 def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int]] | None = None
                     ) -> list[BucketTask]:
-    """The buckets worth compacting (all with more than one run, or not yet at the top level, if full);
-    ``only``: just these (partition, bucket)s."""
-    if not table.schema.primary_keys:
-        raise SchemaError("compaction of append tables is not supported yet; compact primary-key tables")
+    """The buckets worth compacting (all with more than one run, or not yet at the top level, if full;
+    append tables: enough small files); ``only``: just these (partition, bucket)s."""
     scan = TableScan(table)
     entries = scan.read_entries(table.latest_snapshot())
     groups: dict[tuple[bytes, int], list] = defaultdict(list)
@@ -50,13 +68,18 @@ def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int
         groups[(e.partition, e.bucket)].append(e)
     opts = CompactionOptions.from_options(table.options)
     strategy = UniversalCompaction(opts)
-    default_name = table.options.get("partition.default-name")
     tasks = []
-    force_up = isinstance(merge_engine(table.schema, table.options), FirstRow)
+    force_up = bool(table.schema.primary_keys) and isinstance(merge_engine(table.schema, table.options), FirstRow)
     for (partition, bucket), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         if only is not None and (partition, bucket) not in only:
             continue
         files = [e.file for e in group]
+        if not table.schema.primary_keys:
+            picked = pick_small_files(files, table.options.get("target-file-size"),
+                                      table.options.get("compaction.min.file-num"), full)
+            if picked:
+                tasks.append(_bucket_task(table, scan, partition, bucket, group[0].total_buckets, picked))
+            continue
         runs = sorted_runs(files)
         if full or force_up:  # first-row: keys must stay in one run (see UniversalCompaction.pick_first_row)
             unit = strategy.pick_full(opts.num_levels, runs)
@@ -64,15 +87,42 @@ def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int
             unit = strategy.pick(opts.num_levels, runs)
         if unit is None:
             continue
-        rel = partition_path(table.schema.partition_keys, scan._partition_values(partition), default_name) \
-            if table.schema.partition_keys else ""
-        directory = f"{table.root}/{rel}/bucket-{bucket}" if rel else f"{table.root}/bucket-{bucket}"
-        tasks.append(BucketTask(partition, bucket, group[0].total_buckets, directory, rel, files))
+        tasks.append(_bucket_task(table, scan, partition, bucket, group[0].total_buckets, files))
     return tasks
+
+
+def _bucket_task(table: Table, scan: TableScan, partition: bytes, bucket: int, total_buckets: int,
+                 files: list[DataFileMeta]) -> BucketTask:
+    default_name = table.options.get("partition.default-name")
+    rel = partition_path(table.schema.partition_keys, scan._partition_values(partition), default_name) \
+        if table.schema.partition_keys else ""
+    directory = f"{table.root}/{rel}/bucket-{bucket}" if rel else f"{table.root}/bucket-{bucket}"
+    return BucketTask(partition, bucket, total_buckets, directory, rel, files)
+
+
+def run_append_compaction(table: Table, task: BucketTask) -> CommitMessage:
+    """Rewrite an append bucket's small files (the task's) into files of the target size."""
+    from .scan import Split
+    writer = RollingFileWriter(table, task.directory, DataFileNamer())
+    try:
+        for batch in table.new_read().read(Split(task.partition, task.bucket, task.directory, task.files)):
+            writer.add(batch)
+        written = writer.close()
+    except BaseException:
+        writer.abort()
+        raise
+    lo = min(f.min_sequence_number for f in task.files)
+    hi = max(f.max_sequence_number for f in task.files)
+    after = [replace(f, file_source=FileSource.COMPACT, min_sequence_number=lo, max_sequence_number=hi)
+             for f in written]
+    return CommitMessage(task.partition, task.bucket, task.total_buckets, [], task.partition_path,
+                         compact_before=task.files, compact_after=after)
 
 
 def run_compaction(table: Table, task: BucketTask, full: bool) -> CommitMessage:
     """Compact one bucket (the task's files) and describe the result."""
+    if not table.schema.primary_keys:
+        return run_append_compaction(table, task)
     writer = MergeTreeWriter(table, merge_engine(table.schema, table.options), task.directory, DataFileNamer(),
                              base_seq=0, restored=task.files, compact=True, full_compaction=full)
     try:

@@ -70,11 +70,12 @@ class StreamCommit:
         return snapshot
 
     def compact(self, messages: Sequence[CommitMessage], identifier: int) -> Snapshot | None:
-        """Universal compaction of the buckets this batch wrote (none for write-only or append tables)."""
+        """Compaction of the buckets this batch wrote: universal compaction of primary-key buckets,
+        small-file compaction of append buckets (none for write-only tables)."""
         opts = self.table.options.raw
-        if not self.table.schema.primary_keys or opts.get("write-only", "false").lower() == "true" \
-                or opts.get("merge-engine") == "first-row":  # first-row: commit() has compacted already
-            return None
+        if opts.get("write-only", "false").lower() == "true" or (
+                self.table.schema.primary_keys and opts.get("merge-engine") == "first-row"):
+            return None  # first-row: commit() has compacted already
         buckets = {(m.partition, m.bucket) for m in messages if m.new_files}
         if not buckets:
             return None

@@ -58,7 +58,7 @@ def write(df: DataFrame, path: str, mode: str = "append", options: dict[str, Any
 
 def compact(spark: SparkSession, path: str, full: bool = False, options: dict[str, Any] | None = None
             ) -> Snapshot | None:
-    """Compact a primary-key table's buckets in Spark tasks; commit one COMPACT snapshot.
+    """Compact a table's buckets in Spark tasks; commit one COMPACT snapshot.
 
     Runs alongside writers: their new files are untouched. Returns the snapshot, or None if no
     bucket needed compaction.

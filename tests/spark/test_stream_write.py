@@ -147,3 +147,31 @@ def test_row_input_becomes_the_same_arrow_batches(spark):
     # Arrow batches (Spark 4.1+) pass through untouched
     arrow_in = expected.to_batches()
     assert list(stream.arrow_batches(iter(arrow_in), schema)) == arrow_in
+
+
+def test_append_stream_compacts_small_files(spark, tmp_path, table_path):
+    """A long stream into an append table must not pile up small files: the committer rewrites them."""
+    source = tmp_path / "in"
+    batches = [[(b * 10 + i, f"k{i % 3}", b) for i in range(10)] for b in range(12)]
+    write_inputs(source, batches)
+    run_available_now(spark, source, table_path, tmp_path / "ck", **{"compaction.min.file-num": "3"})
+    table = Table.load(table_path)
+    assert sorted(r["id"] for r in table.to_arrow().to_pylist()) == list(range(120))
+    live = table.new_scan().plan()
+    files = [f for s in live for f in s.files]
+    # one file per batch without compaction; a window of 3 small files is rewritten once it forms
+    assert len(files) < 3
+    kinds = [kind for _, kind, _ in snapshot_list(table_path)]
+    assert kinds.count("APPEND") == 12 and kinds.count("COMPACT") >= 5
+
+
+def test_compact_job_rewrites_small_files_of_an_append_table(spark, table_path):
+    import paimon_ds
+    for i in range(4):
+        spark.range(i * 5, i * 5 + 5, numPartitions=1).write.format("paimon").mode("append").save(table_path)
+    snapshot = paimon_ds.compact(spark, table_path, full=True)
+    assert snapshot is not None and snapshot.commit_kind == "COMPACT"
+    table = Table.load(table_path)
+    assert [len(s.files) for s in table.new_scan().plan()] == [1]
+    assert sorted(r["id"] for r in table.to_arrow().to_pylist()) == list(range(20))
+    assert paimon_ds.compact(spark, table_path, full=True) is None  # nothing left to do
