@@ -175,3 +175,13 @@ def test_compact_job_rewrites_small_files_of_an_append_table(spark, table_path):
     assert [len(s.files) for s in table.new_scan().plan()] == [1]
     assert sorted(r["id"] for r in table.to_arrow().to_pylist()) == list(range(20))
     assert paimon_ds.compact(spark, table_path, full=True) is None  # nothing left to do
+
+
+def test_update_output_mode_is_refused(spark, tmp_path, table_path):
+    """Spark offers Python sinks append and complete only; append mode on a primary-key table upserts."""
+    source = tmp_path / "in"
+    write_inputs(source, [[(1, "a", 1), (2, "a", 2)]])
+    with pytest.raises(StreamingQueryException, match="does not support Update mode"):
+        run_available_now(spark, source, table_path, tmp_path / "ck", output_mode="update",
+                          transform=lambda df: df.groupBy("k").count(), **{"primary-key": "k", "bucket": "1"})
+    assert not Path(table_path, "snapshot").exists()
