@@ -182,6 +182,12 @@ class StreamScan:
             splits.append(Split(partition, bucket, directory, files))
         return splits
 
+    def forget_before(self, pos: StreamPosition) -> None:
+        """Drop planned units that end before ``pos`` (Spark committed them): a long stream stays small."""
+        done = [k for k in self._units if (k[0], 0 if k[1] else 1) < (pos.snapshot, 0 if pos.full else 1)]
+        for k in done:
+            del self._units[k]
+
     # ---------------------------------------------------------------- positions
     def _next_unit(self, pos: StreamPosition) -> StreamPosition:
         return StreamPosition(pos.snapshot + 1)

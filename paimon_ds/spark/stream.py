@@ -207,7 +207,7 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         yield from read.read(s.split, delta=s.delta, changelog=s.changelog)
 
     def commit(self, end: dict) -> None:
-        pass
+        self.scan.forget_before(StreamPosition.from_offset(end))
 
 
 def _data_schema(schema: pa.Schema, row_kind_column: str | None) -> pa.Schema:

@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
@@ -99,8 +100,7 @@ class Consumer:
 
 
 def run_available_now(spark: SparkSession, *consumers: Consumer) -> None:
-    """One Trigger.AvailableNow run of each consumer, side by side (query start-up dominates the
-    runtime); each must end by itself."""
+    """One Trigger.AvailableNow run of each consumer, side by side; each must end by itself."""
     queries: list[StreamingQuery] = []
     try:
         for consumer in consumers:
@@ -147,7 +147,7 @@ def test_stream_gets_every_commit_once_in_order_across_a_restart(spark, tmp_path
     commit(path, commits[0], options)  # the table exists before the stream starts
     consumer = Consumer(path, tmp_path)  # default scan mode: latest-full
     sink, trigger = consumer.sink, {"processingTime": "0.5 seconds"}
-    done = threading.Event()
+    done, stopping = threading.Event(), threading.Event()
     failures: list[BaseException] = []
     committed = [1]
 
@@ -156,6 +156,8 @@ def test_stream_gets_every_commit_once_in_order_across_a_restart(spark, tmp_path
             for rows in commits[1:]:
                 commit(path, rows, options)
                 committed[0] += 1
+                if committed[0] == 7:  # the rest lands while the reader stops and restarts
+                    stopping.wait(60)
                 time.sleep(0.15)
         except BaseException as e:  # noqa: BLE001 - re-raised by the test thread
             failures.append(e)
@@ -171,6 +173,7 @@ def test_stream_gets_every_commit_once_in_order_across_a_restart(spark, tmp_path
         thread.start()
         wait_until(q, lambda: committed[0] >= 6 and any(r[1] >= 3 for r in sink.rows()), "some deltas")
     finally:
+        stopping.set()
         q.stop()  # mid-stream, perhaps mid-batch: the restart replays or continues
     seen_before_restart = len(sink.rows())
     q = consumer.start(spark, trigger)  # same checkpoint
@@ -297,6 +300,19 @@ def test_read_limits_split_the_deltas_into_micro_batches(spark, tmp_path):
     assert {name: c.sink.non_empty() for name, c in consumers.items()} == expected
 
 
+def test_max_files_per_trigger_cuts_a_commit_between_its_partitions(spark, tmp_path):
+    path = str(tmp_path / "t")
+    commits = [[{"id": 10 * c + i, "c": c, "v": p} for i, p in enumerate("xxyy")] for c in (1, 2)]
+    for rows in commits:
+        commit(path, rows, {"partition": "v"})  # one file, and one split, per partition
+    consumer = Consumer(path, tmp_path, {**FROM_1, "read.stream.maxFilesPerTrigger": "1"})
+    run_available_now(spark, consumer)
+    batches = consumer.sink.non_empty()  # a batch per (commit, partition), commit after commit
+    per_partition = [tuples([r for r in rows if r["v"] == p]) for rows in commits for p in "xy"]
+    assert len(batches) == 4
+    assert sorted(batches[:2]) == per_partition[:2] and sorted(batches[2:]) == per_partition[2:]
+
+
 def test_max_files_per_trigger_after_a_full_scan(spark, tmp_path):
     path = str(tmp_path / "t")
     commits = single_file_commits(path, 1, 4)
@@ -358,16 +374,25 @@ def test_cdc_deltas_with_and_without_row_kinds(spark, tmp_path):
 def test_partial_update_table_refuses_streaming_reads(spark, tmp_path):
     path = str(tmp_path / "t")
     commit(path, [{"id": 1, "c": 1, "v": "a"}], {**PK, "merge-engine": "partial-update"})
-    with pytest.raises(Exception, match="streaming reads of a partial-update table need a changelog "
-                                        r"\(changelog-producer"):
+    with pytest.raises(StreamingQueryException,
+                       match=r"streaming reads of a partial-update table need a changelog \(changelog-producer"):
         run_available_now(spark, Consumer(path, tmp_path))
 
 
-def test_expired_start_snapshot_is_refused(spark, tmp_path):
+def test_expired_snapshots_are_refused(spark, tmp_path):
     path = str(tmp_path / "t")
-    single_file_commits(path, 1, 3)
+    commits = single_file_commits(path, 1, 3)
+    behind = Consumer(path, tmp_path / "behind", FROM_1)
+    run_available_now(spark, behind)  # its checkpoint now points at snapshot 4, not yet committed
+    assert behind.sink.non_empty() == [sorted(r for rows in commits for r in rows)]
+    single_file_commits(path, 4, 5)
     snapshot_dir = Path(path) / "snapshot"
-    (snapshot_dir / "snapshot-1").unlink()  # as snapshot expiration leaves the table
-    (snapshot_dir / "EARLIEST").write_text("2")
-    with pytest.raises(Exception, match=r"scan.snapshot-id 1 .* has expired \(the earliest snapshot is 2\)"):
-        run_available_now(spark, Consumer(path, tmp_path, FROM_1))
+    for i in (1, 2, 3, 4):  # expire snapshots 1-4, as snapshot expiration leaves the table
+        (snapshot_dir / f"snapshot-{i}").unlink()
+    (snapshot_dir / "EARLIEST").write_text("5")
+    with pytest.raises(StreamingQueryException,
+                       match=r"scan.snapshot-id 1 of .* has expired \(the earliest snapshot is 5\)"):
+        run_available_now(spark, Consumer(path, tmp_path / "new", FROM_1))
+    with pytest.raises(StreamingQueryException,
+                       match=r"snapshot 4 of .* expired before this stream read it \(the earliest is 5\)"):
+        run_available_now(spark, behind)
