@@ -85,6 +85,10 @@ class TableRead:
                 kv = kv.filter(expression)
             if kv.num_rows == 0:
                 continue
+            if self.row_kind_column is None:  # the hot path: no kinds to line up with the batches
+                for batch in kv.select(names).to_batches():
+                    yield batch if batch.schema == self.data_schema else self._cast(batch)
+                continue
             kv = kv.combine_chunks()
             kinds = kv.column(KIND)
             offset = 0
