@@ -1,0 +1,176 @@
+"""A Paimon warehouse as a catalog: Paimon's FileSystemCatalog layout, `<warehouse>/<db>.db/<table>`.
+
+The layout is all the state there is (as in Paimon's filesystem catalog): a database is a `<db>.db`
+directory, a table is a directory in it holding `schema/schema-N`. Java Paimon, pypaimon and
+paimon_ds therefore see the same databases and tables, whoever created them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from .fs import FileIO
+from .options import parse_list, table_options, validate
+from .schema import SchemaManager, TableSchema
+from .table import Table, TableNotFound
+
+DB_SUFFIX = ".db"
+# Characters a name cannot hold: path separators, the database.table separator, and '$', which
+# Paimon uses itself (system tables `t$snapshots`, branches `t$branch_x`).
+_BAD_NAME = re.compile(r"[/\\.$]|^\s|\s$")
+
+
+class CatalogError(ValueError):
+    """A catalog operation that cannot be done as asked (nothing was changed)."""
+
+
+class DatabaseNotFound(CatalogError, LookupError):
+    pass
+
+
+class DatabaseAlreadyExists(CatalogError):
+    pass
+
+
+class DatabaseNotEmpty(CatalogError):
+    pass
+
+
+class TableAlreadyExists(CatalogError):
+    pass
+
+
+@dataclass(frozen=True)
+class Identifier:
+    database: str
+    table: str
+
+    @staticmethod
+    def parse(name: str | Identifier, default_database: str = "default") -> Identifier:
+        if isinstance(name, Identifier):
+            return name
+        parts = name.split(".")
+        if len(parts) == 1:
+            return Identifier(default_database, parts[0])
+        if len(parts) == 2:
+            return Identifier(parts[0], parts[1])
+        raise CatalogError(f"{name!r} is not a table name: use 'table' or 'database.table'")
+
+    def __str__(self) -> str:
+        return f"{self.database}.{self.table}"
+
+
+def check_name(kind: str, name: str) -> str:
+    if not name or _BAD_NAME.search(name):
+        raise CatalogError(f"{kind} name {name!r} is not valid: it must be non-empty, without '/', '\\', '.', "
+                           "'$' or surrounding spaces")
+    return name
+
+
+class Catalog:
+    def __init__(self, warehouse: str, storage_options: dict[str, Any] | None = None) -> None:
+        self.warehouse = warehouse.rstrip("/")
+        self.storage_options = storage_options
+        self.io = FileIO(self.warehouse, storage_options)
+
+    # ---------------------------------------------------------------- databases
+    def _database_dir(self, name: str) -> str:
+        return self.io.join(check_name("database", name) + DB_SUFFIX)
+
+    def list_databases(self) -> list[str]:
+        if not self.io.exists(self.io.root):
+            return []
+        return sorted(n[: -len(DB_SUFFIX)] for n in self.io.list_names(self.io.root)
+                      if n.endswith(DB_SUFFIX) and self.io.is_dir(self.io.join(n)))
+
+    def database_exists(self, name: str) -> bool:
+        return self.io.is_dir(self._database_dir(name))
+
+    def create_database(self, name: str, ignore_if_exists: bool = False) -> None:
+        if self.database_exists(name):
+            if ignore_if_exists:
+                return
+            raise DatabaseAlreadyExists(f"database {name!r} already exists in {self.warehouse}")
+        self.io.mkdirs(self._database_dir(name))
+
+    def drop_database(self, name: str, ignore_if_not_exists: bool = False, cascade: bool = False) -> None:
+        if not self.database_exists(name):
+            if ignore_if_not_exists:
+                return
+            raise DatabaseNotFound(f"database {name!r} does not exist in {self.warehouse}")
+        tables = self.list_tables(name)
+        if tables and not cascade:
+            raise DatabaseNotEmpty(f"database {name!r} holds tables {tables}; drop them first or use cascade")
+        self.io.fs.rm(self._database_dir(name), recursive=True)
+
+    def _require_database(self, name: str) -> None:
+        if not self.database_exists(name):
+            raise DatabaseNotFound(f"database {name!r} does not exist in {self.warehouse} "
+                                   f"(databases: {', '.join(self.list_databases()) or 'none'})")
+
+    # ---------------------------------------------------------------- tables
+    def table_path(self, identifier: str | Identifier) -> str:
+        ident = Identifier.parse(identifier)
+        check_name("table", ident.table)
+        return f"{self.warehouse}/{check_name('database', ident.database)}{DB_SUFFIX}/{ident.table}"
+
+    def list_tables(self, database: str) -> list[str]:
+        self._require_database(database)
+        db_dir = self._database_dir(database)
+        return sorted(n for n in self.io.list_names(db_dir)
+                      if SchemaManager(self.io, f"{db_dir}/{n}").list_ids())
+
+    def table_exists(self, identifier: str | Identifier) -> bool:
+        path = self.table_path(identifier)
+        io = FileIO(path, self.storage_options)
+        return bool(SchemaManager(io, io.root).list_ids())
+
+    def get_table(self, identifier: str | Identifier, options: Mapping[str, str] | None = None) -> Table:
+        ident = Identifier.parse(identifier)
+        self._require_database(ident.database)
+        if not self.table_exists(ident):
+            tables = ", ".join(self.list_tables(ident.database)) or "none"
+            raise TableNotFound(f"table {ident} does not exist in {self.warehouse} "
+                                f"(tables of {ident.database}: {tables})")
+        return Table.load(self.table_path(ident), options, self.storage_options)
+
+    def create_table(self, identifier: str | Identifier, schema: pa.Schema, partition_keys: Sequence[str] = (),
+                     primary_keys: Sequence[str] = (), options: Mapping[str, str] | None = None,
+                     comment: str | None = None, ignore_if_exists: bool = False) -> Table:
+        """Create an empty table (schema-0, no snapshot), checked as a first write would check it."""
+        ident = Identifier.parse(identifier)
+        self._require_database(ident.database)
+        options = {str(k): str(v) for k, v in (options or {}).items() if v is not None}
+        validate(options)
+        # keys may also come as options, as in a write's first commit
+        partition_keys = list(partition_keys) or parse_list(options.get("partition", ""))
+        primary_keys = list(primary_keys) or parse_list(options.get("primary-key", ""))
+        path = self.table_path(ident)
+        if self.table_exists(ident):
+            if ignore_if_exists:
+                return self.get_table(ident)
+            raise TableAlreadyExists(f"table {ident} already exists in {self.warehouse}")
+        missing = [k for k in [*partition_keys, *primary_keys] if k not in schema.names]
+        if missing:
+            raise CatalogError(f"partition/primary key column(s) {missing} are not columns of {ident} "
+                               f"(columns: {', '.join(schema.names)})")
+        table_schema = TableSchema.from_arrow(schema, partition_keys, primary_keys, table_options(options), comment)
+        table = Table(path, table_schema, options, self.storage_options)
+        table.check_writable()
+        winner = table.schema_manager.create(table_schema)
+        if winner.to_json() != table_schema.to_json():
+            raise TableAlreadyExists(f"table {ident} was created by another writer at the same time")
+        return Table.load(path, None, self.storage_options)
+
+    def drop_table(self, identifier: str | Identifier, ignore_if_not_exists: bool = False) -> None:
+        ident = Identifier.parse(identifier)
+        if not self.database_exists(ident.database) or not self.table_exists(ident):
+            if ignore_if_not_exists:
+                return
+            raise TableNotFound(f"table {ident} does not exist in {self.warehouse}")
+        self.io.fs.rm(self.table_path(ident), recursive=True)
