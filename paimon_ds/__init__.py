@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .catalog import Catalog
 from .options import OptionError
 from .table import Table, TableNotFound
 from .types import SchemaError
@@ -12,14 +13,22 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __version__ = "0.1.0"
-__all__ = ["register", "session", "write", "compact", "Table", "TableNotFound", "OptionError", "SchemaError",
-           "__version__"]
+__all__ = ["register", "session", "attach", "write", "compact", "Catalog", "Table", "TableNotFound", "OptionError",
+           "SchemaError", "__version__"]
 
 
 def register(spark: SparkSession) -> None:
     """Register the `paimon` format on a SparkSession (classic or Spark Connect)."""
     from .spark.source import PaimonDataSource
     spark.dataSource.register(PaimonDataSource)
+
+
+def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] | None = None):
+    """Make every table of a Paimon warehouse (`<warehouse>/<db>.db/<table>`) a named table of the session,
+    for plain `spark.sql` (INSERT INTO / OVERWRITE, SELECT, SHOW TABLES, DESCRIBE) and
+    `spark.read.table` / `saveAsTable`. Returns the warehouse's Catalog; call again after creating tables."""
+    from .spark.catalog import attach as attach_catalog
+    return attach_catalog(spark, warehouse, storage_options)
 
 
 def session(app_name: str = "paimon_ds", master: str | None = None, conf: dict[str, Any] | None = None,

@@ -15,8 +15,10 @@ from pyspark.sql.types import StructType
 from ..options import OptionError
 from ..table import Table
 
-# Options Spark itself passes to a source with the user's: not table options.
-SPARK_OPTIONS = {"path", "checkpointlocation", "queryname"}
+# Options Spark itself passes to a source with the user's: not table options (streaming ones, and the
+# reserved properties of a catalog table: TableCatalog.PROP_*).
+SPARK_OPTIONS = {"path", "checkpointlocation", "queryname", "owner", "provider", "location", "comment",
+                 "external", "is_managed_location", "collation"}
 
 
 def table_path(options: dict[str, str]) -> str:

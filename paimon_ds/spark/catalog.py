@@ -1,0 +1,68 @@
+"""attach(): a warehouse's tables as named tables of a SparkSession, for plain `spark.sql`.
+
+Spark gives a Python data source none of a catalog table's OPTIONS, LOCATION or TBLPROPERTIES, but it
+does remember which source a table uses. So every Paimon table gets its own registered source, a
+subclass of PaimonDataSource with the table's path bound, and a session-catalog table that uses it:
+`INSERT INTO`, `INSERT OVERWRITE`, `SELECT`, `saveAsTable` and `spark.read.table` then reach the
+right Paimon table. Only `spark.sql` and `spark.dataSource.register` are used (no JVM handle).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from ..catalog import Catalog
+from .source import PaimonDataSource
+
+
+def source_name(path: str, database: str, table: str) -> str:
+    """A provider name Spark's parser accepts, unique per table path."""
+    readable = re.sub(r"\W", "_", f"{database}__{table}")
+    return f"paimon__{readable}__{hashlib.sha1(path.encode()).hexdigest()[:8]}"
+
+
+def bound_source(path: str, name: str) -> type[PaimonDataSource]:
+    """PaimonDataSource with the table path bound; pickled by value (it is not a module attribute)."""
+
+    class BoundPaimonTable(PaimonDataSource):
+        @classmethod
+        def name(cls) -> str:
+            return name
+
+        def __init__(self, options) -> None:
+            super().__init__({**dict(options), "path": path})
+
+    BoundPaimonTable.__name__ = BoundPaimonTable.__qualname__ = name
+    return BoundPaimonTable
+
+
+def quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] | None = None) -> Catalog:
+    """Make every table of the warehouse a named table of ``spark`` (`db.table`). Call it again to pick up
+    tables created since (by paimon_ds, Java Paimon or pypaimon); existing names are kept."""
+    catalog = Catalog(warehouse, storage_options)
+    existing = {(r.namespace, r.tableName) for db in catalog.list_databases()
+                for r in _spark_tables(spark, db)}
+    for db in catalog.list_databases():
+        spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote(db)}")
+        for table in catalog.list_tables(db):
+            path = catalog.table_path(f"{db}.{table}")
+            name = source_name(path, db, table)
+            spark.dataSource.register(bound_source(path, name))
+            if (db, table.lower()) not in existing:
+                spark.sql(f"CREATE TABLE IF NOT EXISTS {quote(db)}.{quote(table)} USING {name}")
+    return catalog
+
+
+def _spark_tables(spark: SparkSession, database: str) -> list:
+    try:
+        return spark.sql(f"SHOW TABLES IN {quote(database)}").collect()
+    except Exception:  # noqa: BLE001 - the database is not in the session catalog yet
+        return []
