@@ -1,0 +1,184 @@
+"""Table maintenance: expiring snapshots without touching what a retained snapshot or a tag references.
+
+Order matters for readers: the EARLIEST hint moves first, then the expired snapshot files go, and
+only then the data and metadata files no retained snapshot or tag references. A crash in between
+leaves unreferenced files (orphans), never a snapshot whose files are gone.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..format.partition import partition_path
+from ..manifest.meta import FileKind
+from ..snapshot import Snapshot, SnapshotNotFound
+from .commit import live_entries
+from .scan import TableScan
+
+if TYPE_CHECKING:
+    from ..table import Table
+
+DEFAULT_RETAIN_MIN = 10
+DEFAULT_TIME_RETAINED_MS = 3_600_000  # Paimon's snapshot.time-retained default: 1 h
+
+
+@dataclass
+class ExpireResult:
+    expired: list[int] = field(default_factory=list)
+    deleted_files: list[str] = field(default_factory=list)
+
+
+def _duration_ms(text: str) -> int:
+    units = {"ms": 1, "s": 1000, "min": 60_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+    text = text.strip().lower()
+    for unit in sorted(units, key=len, reverse=True):
+        if text.endswith(unit) and text[: -len(unit)].strip().isdigit():
+            return int(text[: -len(unit)]) * units[unit]
+    if text.isdigit():
+        return int(text)
+    raise ValueError(f"not a duration: {text!r} (use e.g. 30 min, 1 h, 7 d)")
+
+
+def _tag_snapshots(table: Table) -> list[Snapshot]:
+    names = [n for n in table.io.list_names(f"{table.root}/tag") if n.startswith("tag-")]
+    return [table.snapshot_manager.tag(n[4:]) for n in names]
+
+
+class _References:
+    """Data files (relative to the table) and metadata files a set of snapshots uses."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self.scan = TableScan(table)
+        self.data: set[str] = set()
+        self.manifests: set[str] = set()
+        self._dirs: dict[tuple[bytes, int], str] = {}
+
+    def _dir(self, partition: bytes, bucket: int) -> str:
+        key = (partition, bucket)
+        if key not in self._dirs:
+            keys = self.table.schema.partition_keys
+            rel = partition_path(keys, self.scan._partition_values(partition),
+                                 self.table.options.get("partition.default-name")) if keys else ""
+            self._dirs[key] = f"{rel}/bucket-{bucket}" if rel else f"bucket-{bucket}"
+        return self._dirs[key]
+
+    def add_snapshot(self, snapshot: Snapshot) -> None:
+        """Every file ``snapshot`` uses: its live data files, its changelog, its manifests and lists."""
+        ml, mf = self.scan.manifest_list, self.scan.manifest_file
+        lists = [snapshot.base_manifest_list, snapshot.delta_manifest_list]
+        if snapshot.changelog_manifest_list:
+            lists.append(snapshot.changelog_manifest_list)
+        metas = {name: ml.read(name) for name in lists}
+        data_metas = metas[snapshot.base_manifest_list] + metas[snapshot.delta_manifest_list]
+        for e in live_entries(e for m in data_metas for e in mf.read(m.file_name)).values():
+            self.data.add(f"{self._dir(e.partition, e.bucket)}/{e.file.file_name}")
+        for name, ms in metas.items():
+            self.manifests.add(name)
+            self.manifests.update(m.file_name for m in ms)
+            if name == snapshot.changelog_manifest_list:
+                for m in ms:
+                    for e in mf.read(m.file_name):
+                        self.data.add(f"{self._dir(e.partition, e.bucket)}/{e.file.file_name}")
+        if snapshot.index_manifest:
+            self.manifests.add(snapshot.index_manifest)
+
+    def add_delta_files(self, snapshot: Snapshot) -> None:
+        """Files a snapshot's delta added or removed (everything its predecessor did not have live)."""
+        mf = self.scan.manifest_file
+        for m in self.scan.manifest_list.read(snapshot.delta_manifest_list):
+            for e in mf.read(m.file_name):
+                if e.kind in (FileKind.ADD, FileKind.DELETE):
+                    self.data.add(f"{self._dir(e.partition, e.bucket)}/{e.file.file_name}")
+
+
+def expire_snapshots(table: Table, retain_min: int | None = None, retain_max: int | None = None,
+                     time_retained_ms: int | None = None, now_ms: int | None = None) -> ExpireResult:
+    """Paimon's expiration: drop the oldest snapshots while more than ``retain_max`` remain, or more than
+    ``retain_min`` remain and the oldest is older than ``time_retained_ms``; the latest always stays.
+    Defaults come from `snapshot.num-retained.min/max` and `snapshot.time-retained`."""
+    raw = table.options.raw
+    retain_min = retain_min if retain_min is not None else int(raw.get("snapshot.num-retained.min",
+                                                                       DEFAULT_RETAIN_MIN))
+    retain_max = retain_max if retain_max is not None else int(raw.get("snapshot.num-retained.max", 2**31 - 1))
+    if time_retained_ms is None:
+        given = raw.get("snapshot.time-retained")
+        time_retained_ms = _duration_ms(given) if given else DEFAULT_TIME_RETAINED_MS
+    if retain_min < 1 or retain_max < retain_min:
+        raise ValueError(f"snapshot retention needs 1 <= min ({retain_min}) <= max ({retain_max})")
+    now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
+    sm = table.snapshot_manager
+    ids = sm.list_ids()
+    result = ExpireResult()
+    if len(ids) <= retain_min:
+        return result
+    cut = 0  # ids[:cut] expire
+    while len(ids) - cut > retain_min:
+        if len(ids) - cut > retain_max or sm.snapshot(ids[cut]).time_millis < now_ms - time_retained_ms:
+            cut += 1
+        else:
+            break
+    if cut == 0:
+        return result
+    expired, retained = ids[:cut], ids[cut:]
+
+    keep = _References(table)
+    for sid in retained:
+        keep.add_snapshot(sm.snapshot(sid))
+    for tag in _tag_snapshots(table):
+        keep.add_snapshot(tag)
+    drop = _References(table)
+    for sid in expired:
+        try:
+            drop.add_snapshot(sm.snapshot(sid))
+        except SnapshotNotFound:
+            continue
+        drop.add_delta_files(sm.snapshot(sid))
+
+    # readers first: move EARLIEST, then remove the expired snapshot files, then their files
+    table.io.write_bytes(f"{sm.dir}/EARLIEST", str(retained[0]).encode())
+    for sid in expired:
+        table.io.delete_quietly(sm.path(sid))
+        result.expired.append(sid)
+    for rel in sorted(drop.data - keep.data):
+        table.io.delete_quietly(f"{table.root}/{rel}")
+        result.deleted_files.append(rel)
+    for name in sorted(drop.manifests - keep.manifests):
+        table.io.delete_quietly(f"{table.root}/manifest/{name}")
+        result.deleted_files.append(f"manifest/{name}")
+    return result
+
+
+def create_tag(table: Table, name: str, snapshot_id: int | None = None) -> Snapshot:
+    """Tag a snapshot (the latest by default): `tag/tag-<name>` holds a copy of it, as in Paimon."""
+    sm = table.snapshot_manager
+    snapshot = sm.snapshot(snapshot_id) if snapshot_id is not None else sm.latest()
+    if snapshot is None:
+        raise SnapshotNotFound(f"{table.path} has no snapshot to tag")
+    if not name or "/" in name:
+        raise ValueError(f"tag name {name!r} is not valid")
+    table.io.mkdirs(f"{table.root}/tag")
+    if not table.io.try_create(f"{table.root}/tag/tag-{name}", snapshot.to_json().encode()):
+        raise ValueError(f"tag {name!r} already exists in {table.path}")
+    return snapshot
+
+
+def delete_tag(table: Table, name: str) -> list[str]:
+    """Remove a tag, and the files only it still referenced (its snapshot expired since); returns them."""
+    sm = table.snapshot_manager
+    tagged = sm.tag(name)  # raises SnapshotNotFound naming the tag
+    table.io.delete_quietly(f"{table.root}/tag/tag-{name}")
+    drop = _References(table)
+    drop.add_snapshot(tagged)
+    keep = _References(table)
+    for sid in sm.list_ids():
+        keep.add_snapshot(sm.snapshot(sid))
+    for other in _tag_snapshots(table):
+        keep.add_snapshot(other)
+    deleted = [rel for rel in sorted(drop.data - keep.data)]
+    deleted += [f"manifest/{m}" for m in sorted(drop.manifests - keep.manifests)]
+    for rel in deleted:
+        table.io.delete_quietly(f"{table.root}/{rel}")
+    return deleted
