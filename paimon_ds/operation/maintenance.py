@@ -182,3 +182,35 @@ def delete_tag(table: Table, name: str) -> list[str]:
     for rel in deleted:
         table.io.delete_quietly(f"{table.root}/{rel}")
     return deleted
+
+
+def rollback(table: Table, snapshot_id: int | None = None, tag: str | None = None) -> Snapshot:
+    """Make a snapshot (or a tag's snapshot) the latest again: newer snapshots and the files only they
+    used are deleted. A tag whose snapshot has expired is restored from the tag's copy."""
+    sm = table.snapshot_manager
+    if (snapshot_id is None) == (tag is None):
+        raise ValueError("rollback needs exactly one of a snapshot id or a tag name")
+    target = sm.tag(tag) if tag is not None else sm.snapshot(snapshot_id)  # raises naming what is missing
+    ids = sm.list_ids()
+    newer = [i for i in ids if i > target.id]
+    drop = _References(table)
+    for sid in newer:
+        drop.add_snapshot(sm.snapshot(sid))
+        drop.add_delta_files(sm.snapshot(sid))
+    # newest first, so that a reader probing past LATEST never finds a gap
+    for sid in reversed(newer):
+        table.io.delete_quietly(sm.path(sid))
+    if target.id not in ids:  # the tag outlived its snapshot: restore it
+        table.io.write_bytes(sm.path(target.id), target.to_json().encode())
+        table.io.write_bytes(f"{sm.dir}/EARLIEST", str(target.id).encode())
+    table.io.write_bytes(f"{sm.dir}/LATEST", str(target.id).encode())
+    keep = _References(table)
+    for sid in sm.list_ids():
+        keep.add_snapshot(sm.snapshot(sid))
+    for other in _tag_snapshots(table):
+        keep.add_snapshot(other)
+    for rel in sorted(drop.data - keep.data):
+        table.io.delete_quietly(f"{table.root}/{rel}")
+    for name in sorted(drop.manifests - keep.manifests):
+        table.io.delete_quietly(f"{table.root}/manifest/{name}")
+    return target

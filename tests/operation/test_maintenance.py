@@ -9,7 +9,7 @@ import pytest
 
 from paimon_ds import Table
 from paimon_ds.operation.compact import compact_in_process
-from paimon_ds.operation.maintenance import create_tag, delete_tag, expire_snapshots
+from paimon_ds.operation.maintenance import create_tag, delete_tag, expire_snapshots, rollback
 from paimon_ds.snapshot import SnapshotNotFound
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64())])
@@ -88,3 +88,36 @@ def test_expire_respects_time_retained(tmp_path):
                             now_ms=times[-1] + 3_600_001).expired == [1, 2, 3]
     with pytest.raises(ValueError, match="min"):
         expire_snapshots(table, retain_min=0)
+
+
+def test_rollback_to_snapshot_and_to_an_expired_tag(tmp_path):
+    path = str(tmp_path / "t")
+    for i in range(6):
+        upsert(path, range(i * 3, i * 3 + 6), v=i)
+    table = Table.load(path)
+    expected = {sid: contents(path, **{"scan.snapshot-id": str(sid)}) for sid in range(1, 7)}
+    create_tag(table, "two", snapshot_id=2)
+    before = files_on_disk(tmp_path / "t")
+
+    with pytest.raises(SnapshotNotFound, match="snapshot 9"):
+        rollback(table, snapshot_id=9)
+    with pytest.raises(SnapshotNotFound, match="tag 'nope'"):
+        rollback(table, tag="nope")
+    assert files_on_disk(tmp_path / "t") == before  # refused: nothing changed
+
+    rollback(Table.load(path), snapshot_id=4)
+    assert Table.load(path).snapshot_manager.list_ids() == [1, 2, 3, 4]
+    assert contents(path) == expected[4]
+    for sid in range(1, 5):
+        assert contents(path, **{"scan.snapshot-id": str(sid)}) == expected[sid]
+    upsert(path, range(100, 102), v=9)  # writing continues from the rolled-back state
+    assert contents(path) == sorted(expected[4] + [(100, 9), (101, 9)])
+
+    expire_snapshots(Table.load(path), retain_min=1, retain_max=1)  # snapshot 2 expires; the tag holds it
+    rollback(Table.load(path), tag="two")
+    sm = Table.load(path).snapshot_manager
+    assert sm.list_ids() == [2] and sm.earliest_id() == 2 and sm.latest_id() == 2
+    assert contents(path) == expected[2]
+    data_left = {f for f in files_on_disk(tmp_path / "t") if f.startswith("bucket-")}
+    live = {f"bucket-{s.bucket}/{f.file_name}" for s in Table.load(path).new_scan().plan() for f in s.files}
+    assert data_left == live
