@@ -214,3 +214,49 @@ def rollback(table: Table, snapshot_id: int | None = None, tag: str | None = Non
     for name in sorted(drop.manifests - keep.manifests):
         table.io.delete_quietly(f"{table.root}/manifest/{name}")
     return target
+
+
+# Directories orphan removal never touches: metadata with its own lifecycle, and the hash and
+# deletion-vector index files, whose references paimon_ds does not read yet.
+_KEEP_DIRS = ("schema", "snapshot", "tag", "branch", "consumer", "index", "changelog")
+DEFAULT_ORPHAN_MARGIN_MS = 86_400_000  # Paimon's remove_orphan_files default: older than 1 day
+
+
+def remove_orphan_files(table: Table, older_than_ms: int = DEFAULT_ORPHAN_MARGIN_MS,
+                        now_ms: int | None = None, dry_run: bool = False) -> list[str]:
+    """Delete data and manifest files no snapshot or tag references and older than the margin (files
+    of writes still in flight are unreferenced too, until they commit: keep the margin above the
+    longest write). Returns the table-relative paths deleted (or that would be, with ``dry_run``)."""
+    if older_than_ms < 0:
+        raise ValueError(f"older_than_ms must be >= 0, got {older_than_ms}")
+    sm = table.snapshot_manager
+    used = _References(table)
+    for sid in sm.list_ids():
+        used.add_snapshot(sm.snapshot(sid))
+    for tag in _tag_snapshots(table):
+        used.add_snapshot(tag)
+    referenced = used.data | {f"manifest/{m}" for m in used.manifests}
+    now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
+    root = table.root.rstrip("/")
+    found = []
+    for path, info in table.io.fs.find(root, detail=True).items():
+        rel = path[len(root):].lstrip("/")
+        parts = rel.split("/")
+        if parts[0] in _KEEP_DIRS or any(p.startswith((".", "_")) for p in parts) or rel in referenced:
+            continue
+        if _mtime_ms(table, path, info) > now_ms - older_than_ms:
+            continue  # young: may belong to a write that has not committed yet
+        found.append(rel)
+    if not dry_run:
+        for rel in found:
+            table.io.delete_quietly(f"{root}/{rel}")
+    return sorted(found)
+
+
+def _mtime_ms(table: Table, path: str, info: dict) -> int:
+    value = info.get("mtime", info.get("LastModified"))
+    if value is None:
+        value = table.io.fs.modified(path)
+    if hasattr(value, "timestamp"):
+        return int(value.timestamp() * 1000)
+    return int(float(value) * 1000)

@@ -9,7 +9,7 @@ import pytest
 
 from paimon_ds import Table
 from paimon_ds.operation.compact import compact_in_process
-from paimon_ds.operation.maintenance import create_tag, delete_tag, expire_snapshots, rollback
+from paimon_ds.operation.maintenance import create_tag, delete_tag, expire_snapshots, remove_orphan_files, rollback
 from paimon_ds.snapshot import SnapshotNotFound
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64())])
@@ -121,3 +121,31 @@ def test_rollback_to_snapshot_and_to_an_expired_tag(tmp_path):
     data_left = {f for f in files_on_disk(tmp_path / "t") if f.startswith("bucket-")}
     live = {f"bucket-{s.bucket}/{f.file_name}" for s in Table.load(path).new_scan().plan() for f in s.files}
     assert data_left == live
+
+
+def test_remove_orphan_files_deletes_only_old_unreferenced_files(tmp_path):
+    path = str(tmp_path / "t")
+    for i in range(3):
+        upsert(path, range(i, i + 4), v=i)
+    table = Table.load(path)
+    create_tag(table, "first", snapshot_id=1)
+    expected = {sid: contents(path, **{"scan.snapshot-id": str(sid)}) for sid in (1, 2, 3)}
+    # a write that never committed (a killed job): its data files are orphans
+    write = table.new_write()
+    write.write_arrow(pa.table({"id": [50, 51], "v": [0, 0]}, schema=SCHEMA))
+    orphan_files = {f"bucket-{m.bucket}/{f.file_name}" for m in write.prepare_commit() for f in m.new_files}
+    (tmp_path / "t/manifest/manifest-orphan-0").write_bytes(b"x")  # a commit that died before its snapshot
+    orphans = orphan_files | {"manifest/manifest-orphan-0"}
+    before = files_on_disk(tmp_path / "t")
+
+    # within the margin nothing goes: the files could belong to a write still in flight
+    assert remove_orphan_files(Table.load(path), older_than_ms=3_600_000) == []
+    assert files_on_disk(tmp_path / "t") == before
+    assert remove_orphan_files(Table.load(path), older_than_ms=0, dry_run=True) == sorted(orphans)
+    assert files_on_disk(tmp_path / "t") == before
+
+    assert remove_orphan_files(Table.load(path), older_than_ms=0) == sorted(orphans)
+    assert files_on_disk(tmp_path / "t") == before - orphans
+    for sid, rows in expected.items():
+        assert contents(path, **{"scan.snapshot-id": str(sid)}) == rows
+    assert contents(path, **{"scan.tag-name": "first"}) == expected[1]
