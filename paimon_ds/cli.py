@@ -1,0 +1,138 @@
+"""`paimon-ds`: table maintenance from the command line, without Spark.
+
+    paimon-ds describe PATH
+    paimon-ds compact PATH [--full]
+    paimon-ds expire PATH [--retain-min N] [--retain-max N] [--older-than DURATION]
+    paimon-ds tag PATH NAME [--snapshot ID]       paimon-ds delete-tag PATH NAME
+    paimon-ds rollback PATH (--snapshot ID | --tag NAME)
+    paimon-ds remove-orphans PATH [--older-than DURATION] [--dry-run]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+
+from .table import Table
+
+
+def _describe(table: Table) -> str:
+    from .mergetree.compact import sorted_runs
+    from .operation.scan import TableScan
+    sm = table.snapshot_manager
+    lines = [f"table {table.path}", "  columns: " + ", ".join(f"{f.name} {f.type.sql()}" for f in table.schema.fields)]
+    if table.schema.partition_keys:
+        lines.append(f"  partition keys: {', '.join(table.schema.partition_keys)}")
+    if table.schema.primary_keys:
+        lines.append(f"  primary key: {', '.join(table.schema.primary_keys)}")
+    lines.append(f"  options: {dict(sorted(table.schema.options.items()))}")
+    lines.append("")
+    lines.append(f"  {'snapshot':>8}  {'kind':<9}  {'identifier':>20}  {'records':>12}  {'delta':>10}  commit user")
+    for sid in sm.list_ids():
+        s = sm.snapshot(sid)
+        lines.append(f"  {s.id:>8}  {s.commit_kind:<9}  {s.commit_identifier:>20}  {s.total_record_count:>12,}  "
+                     f"{s.delta_record_count:>+10,}  {s.commit_user}")
+    latest = sm.latest()
+    if latest is not None:
+        scan = TableScan(table)
+        buckets: dict[tuple[bytes, int], list] = defaultdict(list)
+        for e in scan.read_entries(latest):
+            buckets[(e.partition, e.bucket)].append(e.file)
+        lines += ["", f"  {'partition':<30}  {'bucket':>6}  {'files':>5}  {'rows':>12}  {'runs':>4}  levels"]
+        for (partition, bucket), files in sorted(buckets.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+            values = scan._partition_values(partition)
+            part = ", ".join(f"{k}={v}" for k, v in zip(table.schema.partition_keys, values)) or "-"
+            levels: dict[int, int] = defaultdict(int)
+            for f in files:
+                levels[f.level] += 1
+            level_text = " ".join(f"L{lv}:{n}" for lv, n in sorted(levels.items()))
+            lines.append(f"  {part:<30}  {bucket:>6}  {len(files):>5}  {sum(f.row_count for f in files):>12,}  "
+                         f"{len(sorted_runs(files)):>4}  {level_text}")
+    return "\n".join(lines)
+
+
+def _progress(done: int, total: int, what: str) -> None:
+    print(f"\r  {what}: {done}/{total}", end="" if done < total else "\n", file=sys.stderr, flush=True)
+
+
+def _compact(table: Table, full: bool) -> str:
+    from .operation.compact import plan_compaction, run_compaction
+    tasks = plan_compaction(table, full)
+    if not tasks:
+        return "nothing to compact"
+    commit = table.new_commit()
+    messages = []
+    try:
+        for i, task in enumerate(tasks):
+            messages.append(run_compaction(table, task, full))
+            _progress(i + 1, len(tasks), "buckets compacted")
+    except BaseException:
+        commit.abort(messages)
+        raise
+    snapshot = commit.commit_or_abort(messages)
+    return f"compacted {len(tasks)} bucket(s): snapshot {snapshot.id if snapshot else '-'}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from .operation import maintenance as m
+    parser = argparse.ArgumentParser(prog="paimon-ds", description="Maintain Apache Paimon tables (no Spark needed).")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("describe", help="schema, snapshots, and files, rows, sorted runs and levels per bucket")
+    p.add_argument("path")
+    p = sub.add_parser("compact", help="compact every bucket that needs it (universal compaction / small files)")
+    p.add_argument("path")
+    p.add_argument("--full", action="store_true", help="full compaction: one sorted run (or file set) per bucket")
+    p = sub.add_parser("expire", help="expire old snapshots (defaults: the table's snapshot.* options)")
+    p.add_argument("path")
+    p.add_argument("--retain-min", type=int)
+    p.add_argument("--retain-max", type=int)
+    p.add_argument("--older-than", help="expire snapshots older than this (e.g. 1 h, 7 d)")
+    p = sub.add_parser("tag", help="tag a snapshot (the latest by default)")
+    p.add_argument("path")
+    p.add_argument("name")
+    p.add_argument("--snapshot", type=int)
+    p = sub.add_parser("delete-tag", help="delete a tag and the files only it kept")
+    p.add_argument("path")
+    p.add_argument("name")
+    p = sub.add_parser("rollback", help="make a snapshot or tag the latest again (newer snapshots are deleted)")
+    p.add_argument("path")
+    target = p.add_mutually_exclusive_group(required=True)
+    target.add_argument("--snapshot", type=int)
+    target.add_argument("--tag")
+    p = sub.add_parser("remove-orphans", help="delete unreferenced files older than a margin (default 1 d)")
+    p.add_argument("path")
+    p.add_argument("--older-than", default="1 d")
+    p.add_argument("--dry-run", action="store_true")
+    args = parser.parse_args(argv)
+
+    try:
+        table = Table.load(args.path)
+        if args.command == "describe":
+            print(_describe(table))
+        elif args.command == "compact":
+            print(_compact(table, args.full))
+        elif args.command == "expire":
+            older = m._duration_ms(args.older_than) if args.older_than else None
+            result = m.expire_snapshots(table, args.retain_min, args.retain_max, older)
+            print(f"expired {len(result.expired)} snapshot(s) {result.expired}, "
+                  f"deleted {len(result.deleted_files)} file(s)")
+        elif args.command == "tag":
+            print(f"tag {args.name!r} -> snapshot {m.create_tag(table, args.name, args.snapshot).id}")
+        elif args.command == "delete-tag":
+            print(f"deleted tag {args.name!r} and {len(m.delete_tag(table, args.name))} file(s) only it kept")
+        elif args.command == "rollback":
+            print(f"rolled back to snapshot {m.rollback(table, args.snapshot, args.tag).id}")
+        elif args.command == "remove-orphans":
+            found = m.remove_orphan_files(table, m._duration_ms(args.older_than), dry_run=args.dry_run)
+            verb = "would delete" if args.dry_run else "deleted"
+            print(f"{verb} {len(found)} orphan file(s)" + "".join(f"\n  {f}" for f in found))
+    except (LookupError, ValueError, OSError) as e:  # our errors name the problem: no traceback
+        print(f"paimon-ds {args.command}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
