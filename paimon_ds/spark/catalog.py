@@ -15,8 +15,12 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from ..catalog import Catalog
+from ..catalog import Catalog, CatalogError
 from .source import PaimonDataSource
+
+# Session conf entries `paimon_ds.attached.<db>.<table>` = the source a session table uses (Spark does
+# not show a Python source table's provider), so a second attach knows what it attached before.
+ATTACHED_CONF = "paimon_ds.attached"
 
 
 def source_name(path: str, database: str, table: str) -> str:
@@ -48,16 +52,25 @@ def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] 
     """Make every table of the warehouse a named table of ``spark`` (`db.table`). Call it again to pick up
     tables created since (by paimon_ds, Java Paimon or pypaimon); existing names are kept."""
     catalog = Catalog(warehouse, storage_options)
-    existing = {(r.namespace, r.tableName) for db in catalog.list_databases()
-                for r in _spark_tables(spark, db)}
     for db in catalog.list_databases():
+        existing = {r.tableName for r in _spark_tables(spark, db)}
         spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote(db)}")
         for table in catalog.list_tables(db):
             path = catalog.table_path(f"{db}.{table}")
             name = source_name(path, db, table)
             spark.dataSource.register(bound_source(path, name))
-            if (db, table.lower()) not in existing:
-                spark.sql(f"CREATE TABLE IF NOT EXISTS {quote(db)}.{quote(table)} USING {name}")
+            qualified = f"{quote(db)}.{quote(table)}"
+            key = f"{ATTACHED_CONF}.{db}.{table}"
+            if table.lower() in existing:
+                attached = spark.conf.get(key, None)
+                if attached == name:
+                    continue
+                if attached is None:
+                    raise CatalogError(f"the session already has a table {db}.{table} that paimon_ds did not "
+                                       "attach; drop it before attaching this warehouse")
+                spark.sql(f"DROP TABLE {qualified}")  # attached before, from another warehouse path
+            spark.sql(f"CREATE TABLE {qualified} USING {name}")
+            spark.conf.set(key, name)
     return catalog
 
 

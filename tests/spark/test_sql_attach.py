@@ -53,3 +53,49 @@ def test_sql_on_attached_tables(spark, tmp_path, java_oracle):
     spark.sql("INSERT INTO shop.from_java VALUES (8, 'p')")
     java = java_oracle.read(catalog.table_path("shop.from_java"))
     assert sorted((r["id"], r["s"]) for r in java.to_pylist()) == [(7, "j"), (8, "p")]
+
+
+FRESH_SESSION = '''
+import json, sys
+import paimon_ds
+spark = paimon_ds.session("paimon_ds-reattach", master="local[1]")
+paimon_ds.attach(spark, sys.argv[1])
+spark.sql("INSERT INTO shop.orders VALUES ('d3', 5, 5.0)")
+print(json.dumps([list(r) for r in spark.sql("SELECT * FROM shop.orders ORDER BY dt, id").collect()]))
+spark.stop()
+'''
+
+
+def test_a_fresh_session_reattaches_the_warehouse(spark, tmp_path):
+    """Named tables live in the warehouse, not in the session: a new application attaches and goes on."""
+    import json
+    import subprocess
+    import sys
+    warehouse = str(tmp_path / "wh")
+    catalog = Catalog(warehouse)
+    catalog.create_database("shop")
+    catalog.create_table("shop.orders", ORDERS, partition_keys=["dt"], primary_keys=["dt", "id"],
+                         options={"bucket": "1"})
+    paimon_ds.attach(spark, warehouse)
+    spark.sql("INSERT INTO shop.orders VALUES ('d1', 1, 1.0)")
+    out = subprocess.run([sys.executable, "-c", FRESH_SESSION, warehouse], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [["d1", 1, 1.0], ["d3", 5, 5.0]]
+    assert rows(spark, "SELECT * FROM shop.orders ORDER BY dt") == [("d1", 1, 1.0), ("d3", 5, 5.0)]
+
+
+def test_attach_refuses_to_replace_a_session_table_it_did_not_create(spark, tmp_path):
+    import pytest
+
+    from paimon_ds.catalog import CatalogError
+    spark.sql("CREATE DATABASE IF NOT EXISTS mine")
+    spark.sql("CREATE TABLE IF NOT EXISTS mine.kept (x INT) USING parquet")
+    catalog = Catalog(str(tmp_path / "wh"))
+    catalog.create_database("mine")
+    catalog.create_table("mine.kept", pa.schema([("x", pa.int32())]))
+    with pytest.raises(CatalogError, match="did not attach"):
+        paimon_ds.attach(spark, str(tmp_path / "wh"))
+    assert rows(spark, "SHOW TABLES IN mine") == [("mine", "kept", False)]
+    spark.sql("DROP TABLE mine.kept")
+    spark.sql("DROP DATABASE mine")
