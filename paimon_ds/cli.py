@@ -58,21 +58,17 @@ def _progress(done: int, total: int, what: str) -> None:
 
 
 def _compact(table: Table, full: bool) -> str:
-    from .operation.compact import plan_compaction, run_compaction
-    tasks = plan_compaction(table, full)
-    if not tasks:
+    from .operation.compact import compact_in_process
+    done = [0]
+
+    def progress(n: int, total: int) -> None:
+        done[0] = n
+        _progress(n, total, "buckets compacted")
+
+    snapshot = compact_in_process(table, None, full, progress=progress)
+    if snapshot is None:
         return "nothing to compact"
-    commit = table.new_commit()
-    messages = []
-    try:
-        for i, task in enumerate(tasks):
-            messages.append(run_compaction(table, task, full))
-            _progress(i + 1, len(tasks), "buckets compacted")
-    except BaseException:
-        commit.abort(messages)
-        raise
-    snapshot = commit.commit_or_abort(messages)
-    return f"compacted {len(tasks)} bucket(s): snapshot {snapshot.id if snapshot else '-'}"
+    return f"compacted {done[0]} bucket(s): snapshot {snapshot.id}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

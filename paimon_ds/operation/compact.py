@@ -9,10 +9,10 @@ Writers may keep appending: their new files have higher sequence numbers and are
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..format.partition import partition_path
 from ..manifest.meta import DataFileMeta, FileSource
 from ..mergetree.compact import CompactionOptions, UniversalCompaction, sorted_runs
 from ..mergetree.merge import FirstRow, merge_engine
@@ -93,11 +93,8 @@ def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int
 
 def _bucket_task(table: Table, scan: TableScan, partition: bytes, bucket: int, total_buckets: int,
                  files: list[DataFileMeta]) -> BucketTask:
-    default_name = table.options.get("partition.default-name")
-    rel = partition_path(table.schema.partition_keys, scan._partition_values(partition), default_name) \
-        if table.schema.partition_keys else ""
-    directory = f"{table.root}/{rel}/bucket-{bucket}" if rel else f"{table.root}/bucket-{bucket}"
-    return BucketTask(partition, bucket, total_buckets, directory, rel, files)
+    return BucketTask(partition, bucket, total_buckets, f"{table.root}/{scan.bucket_dir(partition, bucket)}",
+                      scan.partition_dir(partition), files)
 
 
 def run_append_compaction(table: Table, task: BucketTask) -> CommitMessage:
@@ -134,9 +131,10 @@ def run_compaction(table: Table, task: BucketTask, full: bool) -> CommitMessage:
                          compact_before=before, compact_after=after)
 
 
-def compact_in_process(table: Table, buckets: set[tuple[bytes, int]], full: bool = False,
-                       commit_user: str | None = None, identifier: int | None = None):
-    """Compact the given buckets here (no Spark tasks) and commit a COMPACT snapshot; None if nothing to do.
+def compact_in_process(table: Table, buckets: set[tuple[bytes, int]] | None, full: bool = False,
+                       commit_user: str | None = None, identifier: int | None = None,
+                       progress: Callable[[int, int], None] | None = None):
+    """Compact the given buckets (None: all) here, no Spark tasks, and commit a COMPACT snapshot; None if nothing to do.
 
     Used after a non-clustered write to a first-row table, whose level-0 files Paimon's readers skip:
     the driver is then the one owner of those buckets' compaction.
@@ -151,6 +149,8 @@ def compact_in_process(table: Table, buckets: set[tuple[bytes, int]], full: bool
     try:
         for t in tasks:
             messages.append(run_compaction(fresh, t, full))
+            if progress is not None:
+                progress(len(messages), len(tasks))
     except BaseException:
         commit.abort(messages)
         raise

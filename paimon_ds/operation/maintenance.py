@@ -11,7 +11,6 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..format.partition import partition_path
 from ..manifest.meta import FileKind
 from ..snapshot import Snapshot, SnapshotNotFound
 from .commit import live_entries
@@ -59,10 +58,7 @@ class _References:
     def _dir(self, partition: bytes, bucket: int) -> str:
         key = (partition, bucket)
         if key not in self._dirs:
-            keys = self.table.schema.partition_keys
-            rel = partition_path(keys, self.scan._partition_values(partition),
-                                 self.table.options.get("partition.default-name")) if keys else ""
-            self._dirs[key] = f"{rel}/bucket-{bucket}" if rel else f"bucket-{bucket}"
+            self._dirs[key] = self.scan.bucket_dir(partition, bucket)
         return self._dirs[key]
 
     def add_snapshot(self, snapshot: Snapshot) -> None:
@@ -92,6 +88,26 @@ class _References:
             for e in mf.read(m.file_name):
                 if e.kind in (FileKind.ADD, FileKind.DELETE):
                     self.data.add(f"{self._dir(e.partition, e.bucket)}/{e.file.file_name}")
+
+
+def _still_referenced(table: Table) -> _References:
+    """Everything the table's snapshots and tags use now."""
+    keep = _References(table)
+    sm = table.snapshot_manager
+    for sid in sm.list_ids():
+        keep.add_snapshot(sm.snapshot(sid))
+    for tag in _tag_snapshots(table):
+        keep.add_snapshot(tag)
+    return keep
+
+
+def _delete_unreferenced(table: Table, drop: _References) -> list[str]:
+    """Delete the files ``drop`` names that no snapshot or tag still uses; returns them (table-relative)."""
+    keep = _still_referenced(table)
+    deleted = sorted(drop.data - keep.data) + [f"manifest/{m}" for m in sorted(drop.manifests - keep.manifests)]
+    for rel in deleted:
+        table.io.delete_quietly(f"{table.root}/{rel}")
+    return deleted
 
 
 def expire_snapshots(table: Table, retain_min: int | None = None, retain_max: int | None = None,
@@ -124,11 +140,6 @@ def expire_snapshots(table: Table, retain_min: int | None = None, retain_max: in
         return result
     expired, retained = ids[:cut], ids[cut:]
 
-    keep = _References(table)
-    for sid in retained:
-        keep.add_snapshot(sm.snapshot(sid))
-    for tag in _tag_snapshots(table):
-        keep.add_snapshot(tag)
     drop = _References(table)
     for sid in expired:
         try:
@@ -142,12 +153,7 @@ def expire_snapshots(table: Table, retain_min: int | None = None, retain_max: in
     for sid in expired:
         table.io.delete_quietly(sm.path(sid))
         result.expired.append(sid)
-    for rel in sorted(drop.data - keep.data):
-        table.io.delete_quietly(f"{table.root}/{rel}")
-        result.deleted_files.append(rel)
-    for name in sorted(drop.manifests - keep.manifests):
-        table.io.delete_quietly(f"{table.root}/manifest/{name}")
-        result.deleted_files.append(f"manifest/{name}")
+    result.deleted_files = _delete_unreferenced(table, drop)
     return result
 
 
@@ -172,16 +178,7 @@ def delete_tag(table: Table, name: str) -> list[str]:
     table.io.delete_quietly(f"{table.root}/tag/tag-{name}")
     drop = _References(table)
     drop.add_snapshot(tagged)
-    keep = _References(table)
-    for sid in sm.list_ids():
-        keep.add_snapshot(sm.snapshot(sid))
-    for other in _tag_snapshots(table):
-        keep.add_snapshot(other)
-    deleted = [rel for rel in sorted(drop.data - keep.data)]
-    deleted += [f"manifest/{m}" for m in sorted(drop.manifests - keep.manifests)]
-    for rel in deleted:
-        table.io.delete_quietly(f"{table.root}/{rel}")
-    return deleted
+    return _delete_unreferenced(table, drop)
 
 
 def rollback(table: Table, snapshot_id: int | None = None, tag: str | None = None) -> Snapshot:
@@ -204,15 +201,7 @@ def rollback(table: Table, snapshot_id: int | None = None, tag: str | None = Non
         table.io.write_bytes(sm.path(target.id), target.to_json().encode())
         table.io.write_bytes(f"{sm.dir}/EARLIEST", str(target.id).encode())
     table.io.write_bytes(f"{sm.dir}/LATEST", str(target.id).encode())
-    keep = _References(table)
-    for sid in sm.list_ids():
-        keep.add_snapshot(sm.snapshot(sid))
-    for other in _tag_snapshots(table):
-        keep.add_snapshot(other)
-    for rel in sorted(drop.data - keep.data):
-        table.io.delete_quietly(f"{table.root}/{rel}")
-    for name in sorted(drop.manifests - keep.manifests):
-        table.io.delete_quietly(f"{table.root}/manifest/{name}")
+    _delete_unreferenced(table, drop)
     return target
 
 
@@ -229,12 +218,7 @@ def remove_orphan_files(table: Table, older_than_ms: int = DEFAULT_ORPHAN_MARGIN
     longest write). Returns the table-relative paths deleted (or that would be, with ``dry_run``)."""
     if older_than_ms < 0:
         raise ValueError(f"older_than_ms must be >= 0, got {older_than_ms}")
-    sm = table.snapshot_manager
-    used = _References(table)
-    for sid in sm.list_ids():
-        used.add_snapshot(sm.snapshot(sid))
-    for tag in _tag_snapshots(table):
-        used.add_snapshot(tag)
+    used = _still_referenced(table)
     referenced = used.data | {f"manifest/{m}" for m in used.manifests}
     now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
     root = table.root.rstrip("/")

@@ -97,6 +97,18 @@ class TableScan:
     def _partition_values(self, partition: bytes) -> list[Any]:
         return _decode_partition(partition, tuple(self.partition_types))
 
+    def partition_dir(self, partition: bytes) -> str:
+        """The partition's directory relative to the table (`dt=2024-01-01/...`; "" if unpartitioned)."""
+        keys = self.schema.partition_keys
+        if not keys:
+            return ""
+        return partition_path(keys, self._partition_values(partition), self.table.options.get("partition.default-name"))
+
+    def bucket_dir(self, partition: bytes, bucket: int) -> str:
+        """The bucket's directory relative to the table."""
+        rel = self.partition_dir(partition)
+        return f"{rel}/bucket-{bucket}" if rel else f"bucket-{bucket}"
+
     def _file_stats(self, f: DataFileMeta) -> Callable[[str], tuple[Any, Any, int | None, int]]:
         file_schema = self._schema(f.schema_id)
         if f.value_stats_cols is None:
@@ -142,16 +154,13 @@ class TableScan:
         opts = self.table.options
         target = opts.get("source.split.target-size")
         open_cost = opts.get("source.split.open-file-cost")
-        default_name = opts.get("partition.default-name")
         groups: dict[tuple[bytes, int], list[DataFileMeta]] = defaultdict(list)
         for e in entries:
             groups[(e.partition, e.bucket)].append(e.file)
         splits: list[Split] = []
         sid = self.snapshot.id if self.snapshot else None
         for (partition, bucket), files in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-            rel = partition_path(self.schema.partition_keys, self._partition_values(partition), default_name) \
-                if self.schema.partition_keys else ""
-            directory = f"{self.table.root}/{rel}/bucket-{bucket}" if rel else f"{self.table.root}/bucket-{bucket}"
+            directory = f"{self.table.root}/{self.bucket_dir(partition, bucket)}"
             files.sort(key=lambda f: (f.min_sequence_number, f.creation_time or 0, f.file_name))
             if self.schema.primary_keys:
                 # every sorted run of a bucket must be merged together: one split per bucket

@@ -18,7 +18,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..format.partition import partition_path
 from ..manifest.meta import DataFileMeta, FileKind, ManifestEntry
 from ..options import OptionError
 from ..snapshot import Snapshot, SnapshotNotFound
@@ -172,12 +171,9 @@ class StreamScan:
         groups: dict[tuple[bytes, int], list[DataFileMeta]] = defaultdict(list)
         for e in entries:
             groups[(e.partition, e.bucket)].append(e.file)
-        default_name = self.table.options.get("partition.default-name")
-        keys = self.table.schema.partition_keys
         splits = []
         for (partition, bucket), files in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-            rel = partition_path(keys, scan._partition_values(partition), default_name) if keys else ""
-            directory = f"{self.table.root}/{rel}/bucket-{bucket}" if rel else f"{self.table.root}/bucket-{bucket}"
+            directory = f"{self.table.root}/{scan.bucket_dir(partition, bucket)}"
             files.sort(key=lambda f: (f.min_sequence_number, f.file_name))
             splits.append(Split(partition, bucket, directory, files))
         return splits
