@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import procedures
 from .catalog import Catalog
 from .options import OptionError
 from .table import Table, TableNotFound
@@ -13,7 +14,8 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __version__ = "0.1.0"
-__all__ = ["register", "session", "attach", "write", "compact", "Catalog", "Table", "TableNotFound", "OptionError",
+__all__ = ["register", "session", "attach", "sql", "read", "write", "compact", "delete", "update", "merge",
+           "Update", "Delete", "Insert", "procedures", "Catalog", "Table", "TableNotFound", "OptionError",
            "SchemaError", "__version__"]
 
 
@@ -49,10 +51,83 @@ def write(df: Any, path: str, mode: str = "append", options: dict[str, Any] | No
     clustered_write(df, path, mode, options, parallelism)
 
 
-def compact(spark: SparkSession, path: str, full: bool = False, options: dict[str, Any] | None = None):
+def compact(spark: SparkSession, path: str, full: bool = False, options: dict[str, Any] | None = None,
+            partitions: str | list[dict[str, Any]] | None = None):
     """Compact a table in Spark tasks (one per bucket); returns the COMPACT snapshot or None.
 
     Primary-key tables: universal compaction of each bucket's sorted runs (``full``: into one run).
-    Append tables: small files rewritten into files of `target-file-size` (``full``: all of them)."""
+    Append tables: small files rewritten into files of `target-file-size` (``full``: all of them).
+    ``partitions``: only these, as `dt=x,hr=1;dt=y` or a list of {key: value} dicts."""
     from .spark.cluster import compact as run_compact
-    return run_compact(spark, path, full, options)
+    return run_compact(spark, path, full, options, partitions)
+
+
+def sql(spark: SparkSession, statement: str, warehouse: str | None = None):
+    """Run a SQL statement on the attached warehouse, with Paimon's semantics for what Spark cannot route
+    to a Python data source: CREATE TABLE (TBLPROPERTIES with primary-key, bucket and any Paimon option),
+    CREATE TABLE AS SELECT, ALTER TABLE, DROP TABLE, CREATE / DROP DATABASE, CALL sys.<procedure>(...),
+    DELETE, UPDATE, MERGE INTO and INSERT ... PARTITION (...). Other statements go to spark.sql.
+    Returns a DataFrame for queries and procedures, else None. Needs a classic (non-Connect) session."""
+    from .spark.sql import run
+    return run(spark, statement, warehouse)
+
+
+def read(spark: SparkSession, path: str, snapshot_id: int | None = None, timestamp: Any = None,
+         tag: str | None = None, options: dict[str, Any] | None = None):
+    """A table as a DataFrame, at its latest snapshot or (time travel) at a snapshot id, at the snapshot
+    that was latest at a timestamp (datetime, epoch millis or `yyyy-MM-dd HH:mm:ss`), or at a tag."""
+    if sum(x is not None for x in (snapshot_id, timestamp, tag)) > 1:
+        raise ValueError("time travel takes one of snapshot_id, timestamp or tag")
+    reader = spark.read.format("paimon")
+    for k, v in (options or {}).items():
+        reader = reader.option(k, str(v))
+    if snapshot_id is not None:
+        reader = reader.option("scan.snapshot-id", str(snapshot_id))
+    if timestamp is not None:
+        reader = reader.option("scan.timestamp-millis", str(procedures.to_millis(timestamp)))
+    if tag is not None:
+        reader = reader.option("scan.tag-name", tag)
+    return reader.load(path)
+
+
+def delete(spark: SparkSession, path: str, condition: Any = None, storage_options: dict[str, Any] | None = None):
+    """DELETE the rows where ``condition`` (a SQL expression string or a Column) holds; None: every row.
+    Returns the new snapshot, or None if no row matched. See paimon_ds.spark.rowlevel."""
+    from .spark.rowlevel import delete as run
+    return run(spark, path, condition, storage_options)
+
+
+def update(spark: SparkSession, path: str, assignments: dict[str, Any], condition: Any = None,
+           storage_options: dict[str, Any] | None = None):
+    """UPDATE ... SET ``assignments`` ({column: SQL expression or Column}) WHERE ``condition``."""
+    from .spark.rowlevel import update as run
+    return run(spark, path, assignments, condition, storage_options)
+
+
+def merge(spark: SparkSession, path: str, source: Any, on: Any, when_matched=(), when_not_matched=(),
+          when_not_matched_by_source=(), target_alias: str = "t", source_alias: str = "s",
+          storage_options: dict[str, Any] | None = None):
+    """MERGE INTO the table USING a DataFrame ON ``on``, with clauses Update / Delete / Insert (SQL semantics):
+    `merge(spark, path, df, "t.id = s.id", [Update()], [Insert()])` is an upsert."""
+    from .spark.rowlevel import merge as run
+    return run(spark, path, source, on, when_matched, when_not_matched, when_not_matched_by_source,
+               target_alias, source_alias, storage_options)
+
+
+def __getattr__(name: str):
+    # MERGE clauses, without importing pyspark for users of the core
+    if name in ("Update", "Delete", "Insert"):
+        from .spark import rowlevel
+        return getattr(rowlevel, name)
+    raise AttributeError(f"module 'paimon_ds' has no attribute {name!r}")
+
+
+def system_table(spark: SparkSession, path: str, name: str, storage_options: dict[str, Any] | None = None):
+    """A Paimon system table (snapshots, schemas, options, files, manifests, partitions, buckets, tags) of the
+    table at ``path`` as a DataFrame, computed when read. After attach(), SQL sees them as
+    ``global_temp.`db.table$snapshots``` etc. Core (no Spark): paimon_ds.system_tables.system_table."""
+    from .spark.system import system_table as run
+    return run(spark, path, name, storage_options)
+
+
+__all__ += ["system_table"]

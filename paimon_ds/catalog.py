@@ -174,3 +174,41 @@ class Catalog:
                 return
             raise TableNotFound(f"table {ident} does not exist in {self.warehouse}")
         self.io.fs.rm(self.table_path(ident), recursive=True)
+
+    # ---------------------------------------------------------------- alter / rename
+    def alter_table(self, identifier: str | Identifier, changes: Any,
+                    ignore_if_not_exists: bool = False) -> Table | None:
+        """Apply schema changes (paimon_ds.schema_change: SetOption, AddColumn, RenameColumn, ...) as one new
+        schema version, with Paimon's rules; returns the altered table (None if it did not exist and
+        ``ignore_if_not_exists``). A refused change raises and writes nothing."""
+        from .schema_change import commit_changes
+        ident = Identifier.parse(identifier)
+        if not self.database_exists(ident.database) or not self.table_exists(ident):
+            if ignore_if_not_exists:
+                return None
+            raise TableNotFound(f"table {ident} does not exist in {self.warehouse}")
+        path = self.table_path(ident)
+        commit_changes(path, changes, self.storage_options)
+        return Table.load(path, None, self.storage_options)
+
+    def rename_table(self, from_ident: str | Identifier, to_ident: str | Identifier) -> Table:
+        """Move a table to another name (or database), as Paimon's filesystem catalog does: by renaming
+        its directory (atomic on local disk; object stores copy, so do not rename under writers)."""
+        import os
+        src, dst = Identifier.parse(from_ident), Identifier.parse(to_ident)
+        if not self.database_exists(src.database) or not self.table_exists(src):
+            raise TableNotFound(f"table {src} does not exist in {self.warehouse}")
+        self._require_database(dst.database)
+        if self.table_exists(dst):
+            raise TableAlreadyExists(f"cannot rename {src} to {dst}: table {dst} already exists in {self.warehouse}")
+        src_path, dst_path = self.table_path(src), self.table_path(dst)
+        if self.io.exists(dst_path) and self.io.list_names(dst_path):
+            raise CatalogError(f"cannot rename {src} to {dst}: {dst_path} holds files that are not a Paimon table")
+        if self.io.is_local:
+            try:
+                os.rename(src_path, dst_path)  # fails if another rename filled dst meanwhile
+            except OSError as e:
+                raise TableAlreadyExists(f"cannot rename {src} to {dst}: {e}") from None
+        else:
+            self.io.fs.mv(src_path, dst_path, recursive=True)
+        return Table.load(dst_path, None, self.storage_options)

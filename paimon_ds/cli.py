@@ -57,7 +57,8 @@ def _progress(done: int, total: int, what: str) -> None:
     print(f"\r  {what}: {done}/{total}", end="" if done < total else "\n", file=sys.stderr, flush=True)
 
 
-def _compact(table: Table, full: bool) -> str:
+def _compact(table: Table, full: bool, partitions: str | None) -> str:
+    from .format.partition import partition_filter
     from .operation.compact import compact_in_process
     done = [0]
 
@@ -65,7 +66,8 @@ def _compact(table: Table, full: bool) -> str:
         done[0] = n
         _progress(n, total, "buckets compacted")
 
-    snapshot = compact_in_process(table, None, full, progress=progress)
+    snapshot = compact_in_process(table, None, full, progress=progress,
+                                  partitions=partition_filter(table, partitions))
     if snapshot is None:
         return "nothing to compact"
     return f"compacted {done[0]} bucket(s): snapshot {snapshot.id}"
@@ -73,6 +75,7 @@ def _compact(table: Table, full: bool) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from .operation import maintenance as m
+    from .options import parse_duration_ms
     parser = argparse.ArgumentParser(prog="paimon-ds", description="Maintain Apache Paimon tables (no Spark needed).")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("describe", help="schema, snapshots, and files, rows, sorted runs and levels per bucket")
@@ -80,6 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = sub.add_parser("compact", help="compact every bucket that needs it (universal compaction / small files)")
     p.add_argument("path")
     p.add_argument("--full", action="store_true", help="full compaction: one sorted run (or file set) per bucket")
+    p.add_argument("--partitions", help="only these partitions, e.g. 'dt=2024-01-01,hr=1;dt=2024-01-02'")
     p = sub.add_parser("expire", help="expire old snapshots (defaults: the table's snapshot.* options)")
     p.add_argument("path")
     p.add_argument("--retain-min", type=int)
@@ -108,9 +112,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "describe":
             print(_describe(table))
         elif args.command == "compact":
-            print(_compact(table, args.full))
+            print(_compact(table, args.full, args.partitions))
         elif args.command == "expire":
-            older = m._duration_ms(args.older_than) if args.older_than else None
+            older = parse_duration_ms(args.older_than) if args.older_than else None
             result = m.expire_snapshots(table, args.retain_min, args.retain_max, older)
             print(f"expired {len(result.expired)} snapshot(s) {result.expired}, "
                   f"deleted {len(result.deleted_files)} file(s)")
@@ -121,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "rollback":
             print(f"rolled back to snapshot {m.rollback(table, args.snapshot, args.tag).id}")
         elif args.command == "remove-orphans":
-            found = m.remove_orphan_files(table, m._duration_ms(args.older_than), dry_run=args.dry_run)
+            found = m.remove_orphan_files(table, parse_duration_ms(args.older_than), dry_run=args.dry_run)
             verb = "would delete" if args.dry_run else "deleted"
             print(f"{verb} {len(found)} orphan file(s)" + "".join(f"\n  {f}" for f in found))
     except (LookupError, ValueError, OSError) as e:  # our errors name the problem: no traceback

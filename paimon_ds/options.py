@@ -37,6 +37,15 @@ def parse_bool(text: str) -> bool:
     raise ValueError(f"not a boolean: {text!r} (use true or false)")
 
 
+def parse_duration_ms(text: str) -> int:
+    """A duration as Paimon writes one (`30 min`, `1 h`, `7 d`, `500 ms`; a bare number is millis)."""
+    units = {"ms": 1, "s": 1000, "min": 60_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+    m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", str(text))
+    if not m or m.group(2).lower() not in units | {"": 1}:
+        raise ValueError(f"not a duration: {text!r} (use e.g. 30 min, 1 h, 7 d)")
+    return int(m.group(1)) * units.get(m.group(2).lower(), 1)
+
+
 def parse_list(text: str) -> list[str]:
     return [p.strip() for p in str(text).split(",") if p.strip()]
 
@@ -127,6 +136,10 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "Streaming reads: at most this many rows per micro-batch (Spark 4.2+).", table=False),
     Option("read.stream.maxBytesPerTrigger", None, _positive_int,
            "Streaming reads: at most this many bytes of files per micro-batch (Spark 4.2+).", table=False),
+    Option("snapshot.num-retained.min", 10, _positive_int, "Expiry keeps at least this many snapshots."),
+    Option("snapshot.num-retained.max", 2**31 - 1, _positive_int, "Expiry keeps at most this many snapshots."),
+    Option("snapshot.time-retained", "1 h", parse_duration_ms,
+           "Expiry removes snapshots older than this, beyond snapshot.num-retained.min."),
     Option("paimon_ds.row-kind-column", None, str, "Reads: add a leading string column of this name with each "
            "row's kind (+I, -U, +U, -D), as Paimon's `$audit_log` table.", table=False),
 ]}

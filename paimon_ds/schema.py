@@ -95,7 +95,8 @@ class TableSchema:
                 raise SchemaError(f"{what} column(s) {missing} are not in the data (columns: {', '.join(names)})")
         if primary_keys:
             # Paimon: primary-key columns are NOT NULL
-            fields = [DataField(f.id, f.name, f.type.copy(False)) if f.name in primary_keys else f for f in fields]
+            fields = [DataField(f.id, f.name, f.type.copy(False), f.description) if f.name in primary_keys else f
+                      for f in fields]
         bucket = int(options.get("bucket", "-1"))
         if bucket > 0 and not primary_keys and not options.get("bucket-key"):
             raise SchemaError("an append table with a fixed bucket count needs 'bucket-key' "

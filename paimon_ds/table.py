@@ -186,9 +186,9 @@ class Table:
         return TableScan(self, predicate)
 
     def new_read(self, read_schema: pa.Schema | None = None, predicate=None,
-                 row_kind_column: str | None = None):  # -> TableRead
+                 row_kind_column: str | None = None, file_column: str | None = None):  # -> TableRead
         from .operation.read import TableRead
-        return TableRead(self, read_schema, predicate, row_kind_column)
+        return TableRead(self, read_schema, predicate, row_kind_column, file_column)
 
     def to_arrow(self, predicate=None) -> pa.Table:
         """The whole table (or what ``predicate`` keeps) as one Arrow table; for tests and small reads."""

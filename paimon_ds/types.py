@@ -273,7 +273,9 @@ def fields_from_arrow(schema: pa.Schema) -> tuple[list[DataField], int]:
     out = []
     for f in schema:
         fid = ids.take()
-        out.append(DataField(fid, f.name, from_arrow_type(f.type, f.nullable, ids)))
+        comment = (f.metadata or {}).get(b"comment")  # a column COMMENT (paimon_ds.sql CREATE TABLE)
+        out.append(DataField(fid, f.name, from_arrow_type(f.type, f.nullable, ids),
+                             comment.decode() if comment is not None else None))
     return out, ids.highest
 
 

@@ -30,3 +30,67 @@ def partition_path(names: Sequence[str], values: Sequence[Any], default_name: st
         text = default_name if value is None or value == "" else _legacy_string(value)
         parts.append(f"{escape_path_name(name)}={escape_path_name(text)}")
     return "/".join(parts)
+
+
+def parse_partition_specs(text: str) -> list[dict[str, str]]:
+    """Paimon procedures' partition argument: `dt=x,hr=1;dt=y` -> [{dt: x, hr: 1}, {dt: y}]."""
+    specs = []
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        spec = {}
+        for pair in filter(None, (p.strip() for p in part.split(","))):
+            key, sep, value = pair.partition("=")
+            if not sep or not key.strip():
+                raise ValueError(f"partition {part!r}: expected key=value pairs separated by ',' "
+                                 "(and partitions separated by ';')")
+            spec[key.strip()] = value.strip()
+        specs.append(spec)
+    return specs
+
+
+class PartitionFilter:
+    """The partitions that static specs name; a partial spec ({dt: x} of (dt, hr)) names all under it."""
+
+    def __init__(self, partition_keys: Sequence[str], partition_types: Sequence[Any],
+                 specs: Sequence[dict[str, Any]], default_name: str) -> None:
+        import pyarrow as pa
+
+        from ..types import to_arrow_type
+        self.types = list(partition_types)
+        self.specs: list[dict[int, Any]] = []
+        for spec in specs:
+            unknown = [k for k in spec if k not in partition_keys]
+            if unknown:
+                raise ValueError(f"{unknown} are not partition keys of the table (partition keys: "
+                                 f"{list(partition_keys) or 'none'})")
+            typed = {}
+            for key, value in spec.items():
+                i = list(partition_keys).index(key)
+                if value is None or value == default_name:
+                    typed[i] = None
+                    continue
+                arrow_type = to_arrow_type(self.types[i])
+                try:
+                    typed[i] = pa.array([value]).cast(arrow_type)[0].as_py() \
+                        if not isinstance(value, str) or not pa.types.is_string(arrow_type) else value
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                    raise ValueError(f"partition value {key}={value!r} is not a {self.types[i]}: {e}") from None
+            self.specs.append(typed)
+
+    def __call__(self, partition: bytes) -> bool:
+        from .binary_row import deserialize_row
+        values = deserialize_row(partition, self.types)
+        return any(all(values[i] == v for i, v in spec.items()) for spec in self.specs)
+
+
+def partition_filter(table: Any, specs: str | Sequence[dict[str, Any]] | None) -> PartitionFilter | None:
+    """A table's PartitionFilter for specs given as `dt=x,hr=1;dt=y` or dicts (None: every partition)."""
+    if specs is None:
+        return None
+    if isinstance(specs, str):
+        specs = parse_partition_specs(specs)
+    if not specs:
+        return None
+    if not table.partition_keys:
+        raise ValueError(f"table {table.path} is not partitioned; it has no partitions {list(specs)}")
+    return PartitionFilter(table.partition_keys, [f.type for f in table.schema.partition_fields], specs,
+                           table.options.get("partition.default-name"))

@@ -143,7 +143,7 @@ def read_kv_file(table: Table, path: str, schema_id: int, batch_rows: int = 6553
     from ..operation.scan import _load_schema
     layout = KeyValueLayout(table.schema)
     target = layout.arrow_schema()
-    file_schema = table.schema if schema_id == table.schema.id else _load_schema(table.schema_manager, schema_id)
+    file_schema = table.schema if schema_id == table.schema.id else _load_schema(table, schema_id)
     by_id = {f.id: f.name for f in file_schema.fields}
     names = [n for n in target.names[: len(layout.key_columns) + 2]]
     names += [by_id.get(f.id) or f"\0missing-{f.id}" for f in table.schema.fields]

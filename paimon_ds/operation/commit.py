@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ..manifest.files import ManifestFile, ManifestList
@@ -98,14 +98,42 @@ class TableCommit:
         from .compact import compact_in_process
         return compact_in_process(self.table, buckets)
 
-    def overwrite(self, messages: Sequence[CommitMessage], partitions: set[bytes] | None = None,
+    def overwrite(self, messages: Sequence[CommitMessage],
+                  partitions: set[bytes] | Callable[[bytes], bool] | None = None,
                   identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:
-        """Replace the whole table (``partitions`` None) or the given partitions with the messages' files."""
+        """Replace the whole table (``partitions`` None), the given partitions (dynamic overwrite), or
+        those a static spec names (a PartitionFilter: replaced even if the messages add nothing)."""
         adds = self._add_entries(messages)
-        if partitions is not None and not partitions:
+        if partitions is not None and not callable(partitions) and not partitions:
             self._ensure_schema()
             return None  # dynamic overwrite that wrote nothing replaces nothing
+        if callable(partitions):
+            outside = sorted({e.file.file_name for e in adds if not partitions(e.partition)})
+            if outside:
+                self.abort(messages)
+                raise ValueError("INSERT OVERWRITE with a static PARTITION clause wrote rows outside that partition "
+                                 f"(files {outside[:3]}); nothing was committed")
         return self._commit(adds, "OVERWRITE", identifier, overwrite=partitions if partitions is not None else "all")
+
+    def replace_files(self, messages: Sequence[CommitMessage], file_names: Sequence[str],
+                      identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:
+        """Copy-on-write of a row-level DELETE / UPDATE / MERGE on an append table: remove ``file_names``
+        (read at the statement's snapshot) and add the messages' files (their rewritten rows) in one
+        OVERWRITE snapshot, which streaming readers skip as they skip overwrites. Fails, changing
+        nothing, if another commit removed one of those files meanwhile."""
+        adds = self._add_entries(messages)
+        if not file_names:
+            return self.commit(messages, identifier)
+        latest = self.table.snapshot_manager.latest()
+        live = {e.file.file_name: e for e in (self.table.new_scan().read_entries(latest) if latest else ())}
+        missing = [n for n in file_names if n not in live]
+        if missing:
+            self.abort(messages)
+            raise CommitConflict(f"files {missing[:3]} were removed by another commit since the statement read "
+                                 "the table; nothing was changed (run the statement again)")
+        deletes = [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
+                   for e in (live[n] for n in file_names)]
+        return self._commit(adds, "OVERWRITE", identifier, overwrite=None, fixed_deletes=deletes)
 
     def commit_or_abort(self, messages: Sequence[CommitMessage],
                         identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:
@@ -155,7 +183,8 @@ class TableCommit:
                                  "at the same time; retry the write")
 
     def _commit(self, adds: list[ManifestEntry], kind: str, identifier: int,
-                overwrite: set[bytes] | str | None, fixed_deletes: list[ManifestEntry] | None = None,
+                overwrite: set[bytes] | Callable[[bytes], bool] | str | None,
+                fixed_deletes: list[ManifestEntry] | None = None,
                 sequence_guard: tuple[int, dict[tuple[bytes, int], int]] | None = None,
                 changelog: list[ManifestEntry] | None = None) -> Snapshot:
         self._ensure_schema()
@@ -183,7 +212,8 @@ class TableCommit:
                 if overwrite is not None and latest is not None:
                     live = live_entries(e for m in base_metas for e in self.manifest_file.read(m.file_name))
                     deletes = [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
-                               for e in live.values() if overwrite == "all" or e.partition in overwrite]
+                               for e in live.values() if overwrite == "all" or (
+                                   overwrite(e.partition) if callable(overwrite) else e.partition in overwrite)]
                 this_delta = list(delta_metas)
                 if deletes:
                     delete_metas = self.manifest_file.write(deletes)
@@ -231,8 +261,8 @@ class TableCommit:
         live = live_entries(e for m in base_metas for e in self.manifest_file.read(m.file_name))
         missing = [e.file.file_name for e in deletes if e.identifier not in live]
         if missing:
-            raise CommitConflict(f"compaction inputs {missing[:5]} were already removed by another commit; "
-                                 "the compaction result is discarded (run it again)")
+            raise CommitConflict(f"files {missing[:5]} this commit replaces were already removed by another commit; "
+                                 "its result is discarded (run it again)")
 
     def _check_sequences(self, guard: tuple[int, dict[tuple[bytes, int], int]], latest: Snapshot) -> None:
         """Later commits must win: refuse if, since our base, another writer put rows at or above our

@@ -57,10 +57,11 @@ def pick_small_files(files: list[DataFileMeta], target_size: int, min_files: int
     return None
 
 
-def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int]] | None = None
-                    ) -> list[BucketTask]:
+def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int]] | None = None,
+                    partitions: Callable[[bytes], bool] | None = None) -> list[BucketTask]:
     """The buckets worth compacting (all with more than one run, or not yet at the top level, if full;
-    append tables: enough small files); ``only``: just these (partition, bucket)s."""
+    append tables: enough small files); ``only``: just these (partition, bucket)s; ``partitions``: just
+    the partitions it accepts (a format.partition.PartitionFilter)."""
     scan = TableScan(table)
     entries = scan.read_entries(table.latest_snapshot())
     groups: dict[tuple[bytes, int], list] = defaultdict(list)
@@ -72,6 +73,8 @@ def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int
     force_up = bool(table.schema.primary_keys) and isinstance(merge_engine(table.schema, table.options), FirstRow)
     for (partition, bucket), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         if only is not None and (partition, bucket) not in only:
+            continue
+        if partitions is not None and not partitions(partition):
             continue
         files = [e.file for e in group]
         if not table.schema.primary_keys:
@@ -133,7 +136,8 @@ def run_compaction(table: Table, task: BucketTask, full: bool) -> CommitMessage:
 
 def compact_in_process(table: Table, buckets: set[tuple[bytes, int]] | None, full: bool = False,
                        commit_user: str | None = None, identifier: int | None = None,
-                       progress: Callable[[int, int], None] | None = None):
+                       progress: Callable[[int, int], None] | None = None,
+                       partitions: Callable[[bytes], bool] | None = None):
     """Compact the given buckets (None: all) here, no Spark tasks, and commit a COMPACT snapshot; None if nothing to do.
 
     Used after a non-clustered write to a first-row table, whose level-0 files Paimon's readers skip:
@@ -141,7 +145,7 @@ def compact_in_process(table: Table, buckets: set[tuple[bytes, int]] | None, ful
     """
     from ..table import Table as _Table
     fresh = _Table.load(table.path, table.dynamic_options, table.storage_options)
-    tasks = plan_compaction(fresh, full, only=buckets)
+    tasks = plan_compaction(fresh, full, only=buckets, partitions=partitions)
     if not tasks:
         return None
     commit = fresh.new_commit(commit_user)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..manifest.meta import FileKind
+from ..options import parse_duration_ms
 from ..snapshot import Snapshot, SnapshotNotFound
 from .commit import live_entries
 from .scan import TableScan
@@ -27,17 +28,6 @@ DEFAULT_TIME_RETAINED_MS = 3_600_000  # Paimon's snapshot.time-retained default:
 class ExpireResult:
     expired: list[int] = field(default_factory=list)
     deleted_files: list[str] = field(default_factory=list)
-
-
-def _duration_ms(text: str) -> int:
-    units = {"ms": 1, "s": 1000, "min": 60_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
-    text = text.strip().lower()
-    for unit in sorted(units, key=len, reverse=True):
-        if text.endswith(unit) and text[: -len(unit)].strip().isdigit():
-            return int(text[: -len(unit)]) * units[unit]
-    if text.isdigit():
-        return int(text)
-    raise ValueError(f"not a duration: {text!r} (use e.g. 30 min, 1 h, 7 d)")
 
 
 def _tag_snapshots(table: Table) -> list[Snapshot]:
@@ -121,7 +111,7 @@ def expire_snapshots(table: Table, retain_min: int | None = None, retain_max: in
     retain_max = retain_max if retain_max is not None else int(raw.get("snapshot.num-retained.max", 2**31 - 1))
     if time_retained_ms is None:
         given = raw.get("snapshot.time-retained")
-        time_retained_ms = _duration_ms(given) if given else DEFAULT_TIME_RETAINED_MS
+        time_retained_ms = parse_duration_ms(given) if given else DEFAULT_TIME_RETAINED_MS
     if retain_min < 1 or retain_max < retain_min:
         raise ValueError(f"snapshot retention needs 1 <= min ({retain_min}) <= max ({retain_max})")
     now_ms = now_ms if now_ms is not None else int(time.time() * 1000)

@@ -26,19 +26,29 @@ KIND_NAMES = pa.array(["+I", "-U", "+U", "-D"], pa.string())
 
 class TableRead:
     def __init__(self, table: Table, read_schema: pa.Schema | None = None,
-                 predicate: Predicate | None = None, row_kind_column: str | None = None) -> None:
+                 predicate: Predicate | None = None, row_kind_column: str | None = None,
+                 file_column: str | None = None) -> None:
         """``row_kind_column``: also give each row's kind (+I, -U, +U, -D) in a leading string column of
-        this name, as Paimon's `$audit_log` table does (streaming reads of changes use it)."""
+        this name, as Paimon's `$audit_log` table does (streaming reads of changes use it).
+        ``file_column``: append tables only: a trailing string column naming each row's data file, which
+        row-level DELETE / UPDATE / MERGE use to rewrite only the files they touch."""
         self.table = table
+        self.file_column = file_column
+        if file_column is not None and table.schema.primary_keys:
+            raise ValueError("a file column is given for append tables only (a primary-key row merges files)")
         full = table.arrow_schema()
         if read_schema is None:
             read_schema = full
         self.row_kind_column = row_kind_column
-        if row_kind_column is not None and row_kind_column in read_schema.names:
-            read_schema = read_schema.remove(read_schema.get_field_index(row_kind_column))
+        for extra in (row_kind_column, file_column):
+            if extra is not None and extra in read_schema.names:
+                read_schema = read_schema.remove(read_schema.get_field_index(extra))
         self.data_schema = read_schema  # the table's columns that are read
         self.output_schema = read_schema.insert(0, pa.field(row_kind_column, pa.string(), nullable=False)) \
             if row_kind_column is not None else read_schema
+        self.kinds_schema = self.output_schema  # without the file column
+        if file_column is not None:
+            self.output_schema = self.output_schema.append(pa.field(file_column, pa.string(), nullable=False))
         self.predicate = predicate
         self.fields = [table.schema.field(name) for name in read_schema.names]
 
@@ -51,7 +61,12 @@ class TableRead:
             return
         for f in split.files:
             for batch in self._read_file(split.file_path(f), f.schema_id):
-                yield self._with_kinds(batch, None)
+                batch = self._with_kinds(batch, None)
+                if self.file_column is not None:
+                    batch = pa.RecordBatch.from_arrays(
+                        [*batch.columns, pa.array([f.file_name] * batch.num_rows, pa.string())],
+                        schema=self.output_schema)
+                yield batch
 
     def _read_kv(self, split: Split, keep_retracts: bool, merge: bool) -> Iterator[pa.RecordBatch]:
         """Merge-on-read of a primary-key bucket: k-way merge of its sorted runs with the merge engine
@@ -106,40 +121,57 @@ class TableRead:
         else:
             codes = kinds.combine_chunks() if isinstance(kinds, pa.ChunkedArray) else kinds
         names = KIND_NAMES.take(codes)
-        return pa.RecordBatch.from_arrays([names, *batch.columns], schema=self.output_schema)
+        return pa.RecordBatch.from_arrays([names, *batch.columns], schema=self.kinds_schema)
 
     def _cast(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         arrays = [c if c.type == f.type else c.cast(f.type) for c, f in zip(batch.columns, self.data_schema)]
         return pa.RecordBatch.from_arrays(arrays, schema=self.data_schema)
 
     def _read_file(self, path: str, schema_id: int) -> Iterator[pa.RecordBatch]:
-        file_schema = self.table.schema if schema_id == self.table.schema.id else \
-            _load_schema(self.table.schema_manager, schema_id)
+        file_schema = _load_schema(self.table, schema_id)
         file_names = {f.id: f.name for f in file_schema.fields}
         wanted = [(f, file_names.get(f.id)) for f in self.fields]
+        target = self.data_schema
         with self.table.io.open_input(path) as fh:
             pf = pq.ParquetFile(fh)
             present = set(pf.schema_arrow.names)
+            predicate_fields = self.predicate.fields() if self.predicate is not None else set()
+            # the predicate runs on the file's own columns when they still have their names; else on the
+            # conformed batch (renamed columns by id, added ones null), with its extra columns dropped after
+            in_file = bool(predicate_fields) and all(
+                n in present and file_names.get(self.table.schema.field(n).id) == n for n in predicate_fields)
+            after = bool(predicate_fields) and not in_file
+            if after:
+                extra_fields = [self.table.schema.field(n) for n in sorted(predicate_fields) if n not in target.names]
+                wanted = wanted + [(f, file_names.get(f.id)) for f in extra_fields]
+                full = self.table.arrow_schema()
+                target = pa.schema([*target, *(full.field(f.name) for f in extra_fields)])
             columns = [name for _, name in wanted if name is not None and name in present]
-            predicate_ok = self.predicate is not None and all(
-                n in present and file_names.get(self.table.schema.field(n).id) == n
-                for n in self.predicate.fields())
-            extra = [n for n in (self.predicate.fields() if predicate_ok else ()) if n not in columns]
+            extra = [n for n in (predicate_fields if in_file else ()) if n not in columns]
             for batch in pf.iter_batches(batch_size=BATCH_ROWS, columns=columns + extra, use_threads=False):
-                if predicate_ok:
-                    batch = pa.Table.from_batches([batch]).filter(self.predicate.expression())
-                    if batch.num_rows == 0:
+                if in_file:
+                    batch = self._filter(batch)
+                    if batch is None:
                         continue
-                    batch = batch.combine_chunks().to_batches()[0] if batch.num_rows else batch
-                yield self._conform(batch, wanted)
+                batch = self._conform(batch, wanted, target)
+                if after:
+                    batch = self._filter(batch)
+                    if batch is None:
+                        continue
+                    batch = batch.select(self.data_schema.names)
+                yield batch
 
-    def _conform(self, batch: pa.RecordBatch, wanted) -> pa.RecordBatch:
+    def _filter(self, batch: pa.RecordBatch) -> pa.RecordBatch | None:
+        kept = pa.Table.from_batches([batch]).filter(self.predicate.expression())
+        return kept.combine_chunks().to_batches()[0] if kept.num_rows else None
+
+    def _conform(self, batch: pa.RecordBatch, wanted, target: pa.Schema) -> pa.RecordBatch:
         arrays = []
         names = batch.schema.names
-        for (_, file_name), target in zip(wanted, self.data_schema):
+        for (_, file_name), field in zip(wanted, target):
             if file_name is not None and file_name in names:
                 col = batch.column(names.index(file_name))
-                arrays.append(col if col.type == target.type else col.cast(target.type))
+                arrays.append(col if col.type == field.type else col.cast(field.type))
             else:
-                arrays.append(pa.nulls(batch.num_rows, target.type))
-        return pa.RecordBatch.from_arrays(arrays, schema=self.data_schema)
+                arrays.append(pa.nulls(batch.num_rows, field.type))
+        return pa.RecordBatch.from_arrays(arrays, schema=target)

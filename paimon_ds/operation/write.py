@@ -226,8 +226,11 @@ class TableWrite:
 
     def __init__(self, table: Table, commit_user: str | None = None, job_prefix: str | None = None,
                  restore: BucketRestore | None = None, stride: int = 1, slot: int = 0,
-                 clustered: bool = False) -> None:
+                 clustered: bool = False, row_kind_column: str | None = None) -> None:
+        """``row_kind_column``: an input column (not of the table) giving each row's kind (+I, -U, +U, -D);
+        row-level DELETE / UPDATE / MERGE write their changes to primary-key tables through it."""
         self.table = table
+        self.row_kind_column = row_kind_column
         self.schema = table.schema
         self.arrow_schema = table.arrow_schema()
         self.namer = DataFileNamer(job_prefix)
@@ -279,8 +282,21 @@ class TableWrite:
             return
         if batch.num_rows == 0:
             return
+        kind_names = None
+        if self.row_kind_column is not None:
+            idx = batch.schema.get_field_index(self.row_kind_column)
+            if idx < 0:
+                raise SchemaError(f"the input has no row-kind column {self.row_kind_column!r}")
+            kind_names, batch = batch.column(idx), batch.drop_columns([self.row_kind_column])
         batch = self.align(batch)
-        kinds = self._row_kinds(batch) if self.primary_key else None
+        if kind_names is not None:
+            kinds = self._parse_kinds(kind_names, self.row_kind_column)
+            if not self.primary_key and kinds.any():
+                raise SchemaError("an append table takes inserts only (+I); deletes and updates of its rows "
+                                  "rewrite its files (paimon_ds.delete / update / merge)")
+            kinds = kinds if self.primary_key else None
+        else:
+            kinds = self._row_kinds(batch) if self.primary_key else None
         for (part_key, bucket), rows, idx in self._route(batch):
             writer = self.writers.get((part_key, bucket))
             if writer is None:
@@ -293,15 +309,18 @@ class TableWrite:
 
     def _row_kinds(self, batch: pa.RecordBatch) -> np.ndarray:
         """Each row's kind: +I, or what the `rowkind.field` column says (+I, -U, +U, -D)."""
-        from ..mergetree.kv import ROW_KINDS
         if self.rowkind_idx is None:
             return np.zeros(batch.num_rows, dtype=np.int8)
-        col = batch.column(self.rowkind_idx)
+        return self._parse_kinds(batch.column(self.rowkind_idx),
+                                 f"rowkind.field column {self.arrow_schema.names[self.rowkind_idx]!r}")
+
+    @staticmethod
+    def _parse_kinds(col: pa.Array, what: str) -> np.ndarray:
+        from ..mergetree.kv import ROW_KINDS
         codes = pc.index_in(col, value_set=pa.array(list(ROW_KINDS)))
         if codes.null_count:
             bad = pc.filter(col, codes.is_null()).unique().to_pylist()[:5]
-            raise SchemaError(f"rowkind.field column {self.arrow_schema.names[self.rowkind_idx]!r} holds "
-                              f"{bad}; row kinds are +I, -U, +U, -D")
+            raise SchemaError(f"{what} holds {bad}; row kinds are +I, -U, +U, -D")
         return np.array(list(ROW_KINDS.values()), dtype=np.int8)[codes.to_numpy()]
 
     def _route(self, batch: pa.RecordBatch):

@@ -17,10 +17,15 @@ from pyspark.sql import SparkSession
 
 from ..catalog import Catalog, CatalogError
 from .source import PaimonDataSource
+from .system import drop_system_views, register_system_views
 
 # Session conf entries `paimon_ds.attached.<db>.<table>` = the source a session table uses (Spark does
 # not show a Python source table's provider), so a second attach knows what it attached before.
 ATTACHED_CONF = "paimon_ds.attached"
+# The warehouse attached last: where paimon_ds.sql resolves table names.
+WAREHOUSE_CONF = "paimon_ds.warehouse"
+# Storage options (credentials) per warehouse stay in this driver process, never in the session conf.
+_STORAGE_OPTIONS: dict[str, dict[str, Any] | None] = {}
 
 
 def source_name(path: str, database: str, table: str) -> str:
@@ -52,6 +57,8 @@ def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] 
     """Make every table of the warehouse a named table of ``spark`` (`db.table`). Call it again to pick up
     tables created since (by paimon_ds, Java Paimon or pypaimon); existing names are kept."""
     catalog = Catalog(warehouse, storage_options)
+    spark.conf.set(WAREHOUSE_CONF, warehouse)
+    _STORAGE_OPTIONS[warehouse] = storage_options
     for db in catalog.list_databases():
         existing = {r.tableName for r in _spark_tables(spark, db)}
         spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote(db)}")
@@ -71,6 +78,7 @@ def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] 
                 spark.sql(f"DROP TABLE {qualified}")  # attached before, from another warehouse path
             spark.sql(f"CREATE TABLE {qualified} USING {name}")
             spark.conf.set(key, name)
+            register_system_views(spark, path, db, table, storage_options)  # global_temp.`db.t$snapshots`...
     return catalog
 
 
@@ -79,3 +87,17 @@ def _spark_tables(spark: SparkSession, database: str) -> list:
         return spark.sql(f"SHOW TABLES IN {quote(database)}").collect()
     except Exception:  # noqa: BLE001 - the database is not in the session catalog yet
         return []
+
+
+def storage_options_of(warehouse: str) -> dict[str, Any] | None:
+    return _STORAGE_OPTIONS.get(warehouse)
+
+
+def detach_table(spark: SparkSession, database: str, table: str) -> None:
+    """Remove a table attach() made from the session (after DROP / ALTER / RENAME in the catalog)."""
+    key = f"{ATTACHED_CONF}.{database}.{table}"
+    if spark.conf.get(key, None) is None:
+        return
+    spark.sql(f"DROP TABLE IF EXISTS {quote(database)}.{quote(table)}")
+    spark.conf.unset(key)
+    drop_system_views(spark, database, table)

@@ -17,6 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import IntegerType, StructField, StructType
 
 from ..format.bucket import bucket_ids
+from ..format.partition import partition_filter
 from ..operation.compact import plan_compaction, run_compaction
 from ..snapshot import Snapshot
 from ..table import Table
@@ -56,15 +57,15 @@ def write(df: DataFrame, path: str, mode: str = "append", options: dict[str, Any
     w.save(path)
 
 
-def compact(spark: SparkSession, path: str, full: bool = False, options: dict[str, Any] | None = None
-            ) -> Snapshot | None:
+def compact(spark: SparkSession, path: str, full: bool = False, options: dict[str, Any] | None = None,
+            partitions: str | list[dict[str, Any]] | None = None) -> Snapshot | None:
     """Compact a table's buckets in Spark tasks; commit one COMPACT snapshot.
 
     Runs alongside writers: their new files are untouched. Returns the snapshot, or None if no
-    bucket needed compaction.
+    bucket needed compaction. ``partitions``: only these (`dt=x,hr=1;dt=y` or a list of dicts).
     """
     table = Table.load(path, {str(k): str(v) for k, v in (options or {}).items()})
-    tasks = plan_compaction(table, full)
+    tasks = plan_compaction(table, full, partitions=partition_filter(table, partitions))
     if not tasks:
         return None
     payload = [(i, pickle.dumps(t)) for i, t in enumerate(tasks)]

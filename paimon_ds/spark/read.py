@@ -19,11 +19,17 @@ class SplitPartition(InputPartition):
 
 
 class PaimonReader(DataSourceReader):
-    def __init__(self, table: Table, schema: StructType, row_kind_column: str | None = None) -> None:
+    def __init__(self, table: Table, schema: StructType, row_kind_column: str | None = None,
+                 file_column: str | None = None, only_files: set[str] | None = None) -> None:
+        """``file_column`` / ``only_files``: for the package's row-level jobs on append tables (which
+        file each row is in; read only these files)."""
         self.table = table
         self.row_kind_column = row_kind_column
+        self.file_column = file_column
+        self.only_files = only_files
         self.read_schema = arrow_schema_for_spark(schema)
-        missing = [n for n in self.read_schema.names if n not in table.schema.field_names and n != row_kind_column]
+        missing = [n for n in self.read_schema.names
+                   if n not in table.schema.field_names and n not in (row_kind_column, file_column)]
         if missing:
             from ..types import SchemaError
             raise SchemaError(f"column(s) {missing} are not in Paimon table {table.path} "
@@ -44,11 +50,16 @@ class PaimonReader(DataSourceReader):
 
     def partitions(self) -> list[InputPartition]:
         splits = self.table.new_scan(self.predicate).plan()
+        if self.only_files is not None:
+            for s in splits:
+                s.files = [f for f in s.files if f.file_name in self.only_files]
+            splits = [s for s in splits if s.files]
         return [SplitPartition(s) for s in splits] or [SplitPartition(None)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         split = partition.value
         if split is None:
             return
-        read = self.table.new_read(self.read_schema, self.predicate, row_kind_column=self.row_kind_column)
+        read = self.table.new_read(self.read_schema, self.predicate, row_kind_column=self.row_kind_column,
+                                   file_column=self.file_column)
         yield from read.read(split)

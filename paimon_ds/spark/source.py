@@ -20,6 +20,16 @@ from ..table import Table
 SPARK_OPTIONS = {"path", "checkpointlocation", "queryname", "owner", "provider", "location", "comment",
                  "external", "is_managed_location", "collation"}
 
+# Options of the package's own jobs (row-level DELETE / UPDATE / MERGE, static partition overwrite):
+# not table options, and not for users.
+ROW_KIND_COLUMN_OPTION = "paimon_ds.row-kind-column"
+FILE_COLUMN_OPTION = "paimon_ds.file-column"
+ONLY_FILES_OPTION = "paimon_ds.only-files"
+REPLACE_FILES_OPTION = "paimon_ds.replace-files"
+OVERWRITE_PARTITION_OPTION = "paimon_ds.overwrite-partition"
+JOB_OPTIONS = {ROW_KIND_COLUMN_OPTION, FILE_COLUMN_OPTION, ONLY_FILES_OPTION, REPLACE_FILES_OPTION,
+               OVERWRITE_PARTITION_OPTION}
+
 
 def table_path(options: dict[str, str]) -> str:
     path = options.get("path")
@@ -48,22 +58,29 @@ class PaimonDataSource(DataSource):
         return Table.load(table_path(self.opts), self._job_options(), storage_options(self.opts))
 
     def _job_options(self) -> dict[str, str]:
-        return {k: v for k, v in self.opts.items() if k not in SPARK_OPTIONS}
+        return {k: v for k, v in self.opts.items() if k not in SPARK_OPTIONS and k not in JOB_OPTIONS}
 
     def schema(self) -> StructType:
-        from .stream import ROW_KIND_COLUMN_OPTION
         from .types import spark_schema
         schema = self._table().arrow_schema()
         row_kind = self.opts.get(ROW_KIND_COLUMN_OPTION)
+        file_column = self.opts.get(FILE_COLUMN_OPTION)
+        for option, extra in ((ROW_KIND_COLUMN_OPTION, row_kind), (FILE_COLUMN_OPTION, file_column)):
+            if extra and extra in schema.names:
+                raise OptionError(f"{option}={extra!r} names a column the table already has")
         if row_kind:
-            if row_kind in schema.names:
-                raise OptionError(f"{ROW_KIND_COLUMN_OPTION}={row_kind!r} names a column the table already has")
             schema = schema.insert(0, pa.field(row_kind, pa.string(), nullable=False))
+        if file_column:
+            schema = schema.append(pa.field(file_column, pa.string(), nullable=False))
         return spark_schema(schema)
 
     def reader(self, schema: StructType) -> DataSourceReader:
+        import json
+
         from .read import PaimonReader
-        return PaimonReader(self._table(), schema, self.opts.get("paimon_ds.row-kind-column"))
+        only = self.opts.get(ONLY_FILES_OPTION)
+        return PaimonReader(self._table(), schema, self.opts.get(ROW_KIND_COLUMN_OPTION),
+                            self.opts.get(FILE_COLUMN_OPTION), set(json.loads(only)) if only else None)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         from .stream import PaimonStreamReader
@@ -77,4 +94,5 @@ class PaimonDataSource(DataSource):
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         from .write import PaimonBatchWriter
         return PaimonBatchWriter(table_path(self.opts), self._job_options(), schema, overwrite,
-                                 storage_options(self.opts))
+                                 storage_options(self.opts),
+                                 {k: v for k, v in self.opts.items() if k in JOB_OPTIONS})

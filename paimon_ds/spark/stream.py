@@ -22,6 +22,7 @@ from ..operation.stream_commit import StreamCommit
 from ..operation.write import BucketRestore
 from ..options import OptionError
 from ..table import Table
+from .source import ROW_KIND_COLUMN_OPTION
 from .types import arrow_schema_for_spark, input_arrow_schema
 from .write import PaimonCommitMessage, task_sequence_layout
 
@@ -144,7 +145,6 @@ class PaimonStreamWriter(StreamWriterBase):
 
 
 # ---------------------------------------------------------------------------- reader
-ROW_KIND_COLUMN_OPTION = "paimon_ds.row-kind-column"
 _LIMIT_OPTIONS = ("read.stream.maxfilespertrigger", "read.stream.maxrowspertrigger", "read.stream.maxbytespertrigger")
 
 

@@ -13,6 +13,7 @@ from ..operation.messages import CommitMessage
 from ..operation.write import BucketRestore, job_file_prefix, new_job_prefix
 from ..options import OptionError, parse_bool
 from ..table import Table
+from .source import OVERWRITE_PARTITION_OPTION, REPLACE_FILES_OPTION, ROW_KIND_COLUMN_OPTION
 from .types import input_arrow_schema
 
 # Internal option set by paimon_ds.write(): the input is clustered by (partition, bucket).
@@ -39,12 +40,31 @@ def dynamic_overwrite(options: dict[str, str]) -> bool:
 
 class PaimonBatchWriter(DataSourceArrowWriter):
     def __init__(self, path: str, options: dict[str, str], schema: StructType, overwrite: bool,
-                 storage_options: dict | None) -> None:
+                 storage_options: dict | None, job_options: dict[str, str] | None = None) -> None:
+        """``job_options``: set by the package's own jobs: a row-kind column (row-level changes to a
+        primary-key table), files to replace (copy-on-write on an append table), a static partition
+        to overwrite (JSON {key: value}; INSERT OVERWRITE ... PARTITION)."""
+        import json
+        job_options = job_options or {}
         self.overwrite = overwrite
         self.dynamic = dynamic_overwrite(options)
         table_opts = {k: v for k, v in options.items() if k != "partitionoverwritemode"}
+        self.row_kind_column = job_options.get(ROW_KIND_COLUMN_OPTION)
+        input_schema = input_arrow_schema(schema)
+        if self.row_kind_column is not None:
+            input_schema = input_schema.remove(input_schema.get_field_index(self.row_kind_column))
+        replace = job_options.get(REPLACE_FILES_OPTION)
+        self.replace_files: list[str] | None = json.loads(replace) if replace is not None else None
+        static = job_options.get(OVERWRITE_PARTITION_OPTION)
+        self.static_partition: dict | None = json.loads(static) if static is not None else None
         # Resolve (and check) the table on the driver at planning time: bad input fails before any task.
-        self.table = Table.for_write(path, input_arrow_schema(schema), table_opts, storage_options)
+        self.table = Table.for_write(path, input_schema, table_opts, storage_options)
+        self.partition_filter = None
+        if self.static_partition is not None:
+            from ..format.partition import PartitionFilter
+            t = self.table
+            self.partition_filter = PartitionFilter(t.partition_keys, [f.type for f in t.schema.partition_fields],
+                                                    [self.static_partition], t.options.get("partition.default-name"))
         # Every data file of this job is named with this prefix, so abort() can find the files of
         # tasks whose commit messages never reach the driver (see abort()).
         self.job_prefix = new_job_prefix()
@@ -59,7 +79,8 @@ class PaimonBatchWriter(DataSourceArrowWriter):
         return f"{self.table.root}/{ABORT_MARKER_DIR}/{self.job_prefix}"
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
-        table_write = self.table.new_write(job_prefix=self.job_prefix, **self._task_layout())
+        table_write = self.table.new_write(job_prefix=self.job_prefix, row_kind_column=self.row_kind_column,
+                                           **self._task_layout())
         try:
             for batch in iterator:
                 table_write.write_arrow(batch)
@@ -81,7 +102,11 @@ class PaimonBatchWriter(DataSourceArrowWriter):
     def commit(self, messages: list[PaimonCommitMessage | None]) -> None:
         all_messages = [m for pm in messages if pm is not None for m in pm.messages]
         commit = self.table.new_commit()
-        if not self.overwrite:
+        if self.replace_files is not None:
+            commit.replace_files(all_messages, self.replace_files)
+        elif self.partition_filter is not None:
+            commit.overwrite(all_messages, partitions=self.partition_filter)
+        elif not self.overwrite:
             commit.commit(all_messages, base_snapshot_id=self.restore.snapshot_id if self.restore else None)
         elif self.dynamic and self.table.partition_keys:
             commit.overwrite(all_messages, partitions={m.partition for m in all_messages})

@@ -1,0 +1,80 @@
+"""Paimon's procedures as Python functions (no Spark): each takes a table path (or a Table).
+
+They are what `CALL sys.<name>(...)` runs through paimon_ds.sql, with Paimon's argument names, and
+what the `paimon-ds` command runs; compaction in Spark tasks is paimon_ds.compact.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from typing import Any
+
+from .operation import maintenance
+from .snapshot import Snapshot
+from .table import Table
+
+TableRef = str | Table
+
+
+def _table(table: TableRef, storage_options: dict[str, Any] | None = None) -> Table:
+    return table if isinstance(table, Table) else Table.load(table, None, storage_options)
+
+
+def to_millis(value: dt.datetime | str | int | float) -> int:
+    """An instant as epoch milliseconds: a datetime (naive = local time, as Paimon reads its timestamps),
+    epoch millis, or a string `yyyy-MM-dd HH:mm:ss[.fff]` as Paimon's procedures take it."""
+    if isinstance(value, bool):
+        raise ValueError(f"not a timestamp: {value!r}")
+    if isinstance(value, (int, float)):
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if text.isdigit():
+            return int(text)
+        try:
+            value = dt.datetime.fromisoformat(text)
+        except ValueError:
+            raise ValueError(f"not a timestamp: {text!r} (use yyyy-MM-dd HH:mm:ss)") from None
+    return int(value.timestamp() * 1000)
+
+
+def expire_snapshots(table: TableRef, retain_max: int | None = None, retain_min: int | None = None,
+                     older_than: dt.datetime | str | int | None = None,
+                     storage_options: dict[str, Any] | None = None) -> maintenance.ExpireResult:
+    """Expire snapshots beyond `retain_max`, or older than `older_than` beyond `retain_min`; defaults from
+    the table's `snapshot.num-retained.min/max` and `snapshot.time-retained`. Files a retained snapshot
+    or a tag references are kept."""
+    t = _table(table, storage_options)
+    now = int(time.time() * 1000)
+    retained = None if older_than is None else max(0, now - to_millis(older_than))
+    return maintenance.expire_snapshots(t, retain_min, retain_max, retained, now)
+
+
+def create_tag(table: TableRef, tag: str, snapshot: int | None = None,
+               storage_options: dict[str, Any] | None = None) -> Snapshot:
+    """Tag a snapshot (the latest by default); returns the tagged snapshot."""
+    return maintenance.create_tag(_table(table, storage_options), tag, snapshot)
+
+
+def delete_tag(table: TableRef, tag: str, storage_options: dict[str, Any] | None = None) -> list[str]:
+    """Delete a tag and the files only it kept; returns those files."""
+    return maintenance.delete_tag(_table(table, storage_options), tag)
+
+
+def rollback(table: TableRef, version: int | str, storage_options: dict[str, Any] | None = None) -> Snapshot:
+    """Make a snapshot (an id) or a tag (a name) the latest again; newer snapshots are removed."""
+    t = _table(table, storage_options)
+    if isinstance(version, int) or (isinstance(version, str) and version.strip().isdigit()):
+        return maintenance.rollback(t, snapshot_id=int(version))
+    return maintenance.rollback(t, tag=version)
+
+
+def remove_orphan_files(table: TableRef, older_than: dt.datetime | str | int | None = None, dry_run: bool = False,
+                        storage_options: dict[str, Any] | None = None) -> list[str]:
+    """Delete files no snapshot, tag or metadata references, last modified before `older_than` (default:
+    one day ago, so files of writes in progress are safe); returns them (only lists them if dry_run)."""
+    t = _table(table, storage_options)
+    now = int(time.time() * 1000)
+    margin = maintenance.DEFAULT_ORPHAN_MARGIN_MS if older_than is None else max(0, now - to_millis(older_than))
+    return maintenance.remove_orphan_files(t, margin, now, dry_run)

@@ -1,0 +1,460 @@
+"""ALTER TABLE: schema changes, applied with the rules of Paimon 0.9's `SchemaManager.commitChanges`.
+
+A list of changes becomes one new `schema/schema-<id+1>` file, written create-if-absent; if another
+writer created that id first, the changes are applied again to the newer schema. Columns keep their
+field ids (files are read by id), so renamed columns keep their data, dropped ones disappear, and
+added ones read as nulls in files written before. Every refusal raises before anything is written.
+
+Rules (Paimon 0.9 unless marked "paimon_ds"):
+- partition and primary-key columns cannot be dropped or renamed; the last column cannot be dropped;
+  column names are unique (case-insensitively, as a new table's are: paimon_ds) and not Paimon's
+  system names (`_SEQUENCE_NUMBER`, `_VALUE_KIND`, `_VALUE_COUNT`, `_KEY_*`);
+- an added column is nullable (rows already written have no value for it) and takes the next field id;
+- a column type only widens, keeping every value (paimon_ds: Paimon 0.9 allows any explicit cast):
+  TINYINT < SMALLINT < INT < BIGINT, FLOAT < DOUBLE, DECIMAL with no fewer integer or fraction digits,
+  CHAR/VARCHAR(n) to VARCHAR(m >= n), VARBINARY(n) to VARBINARY(m >= n); partition, primary-key and
+  bucket-key columns keep their types (their bytes place rows in partitions and buckets);
+- nullability only goes from NOT NULL to nullable, never for a primary-key column;
+- options are checked as a new table's are (unknown keys, invalid values); once the table has a
+  snapshot, Paimon's immutable options (`CoreOptions.IMMUTABLE_OPTIONS`) cannot be set or removed, and
+  neither can `bucket` (changing it needs a rescale of the data: paimon_ds refuses every change);
+  `primary-key` and `partition` are fixed at creation; per-job options (scan.*, path) are not table options;
+- the new schema must pass the checks a new table gets (bucket keys, sequence and rowkind fields,
+  `fields.<col>.*` options naming columns, `Table.check_writable`); a problem the table already had
+  before the change does not block it (a table Java created with options paimon_ds does not write
+  can still be altered).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from .fs import FileIO
+from .options import LOCAL_KEYS, OPTIONS, OptionError, is_known_key, parse_list, validate
+from .schema import SCHEMA_VERSION, SchemaManager, TableSchema
+from .snapshot import SnapshotManager
+from .table import Table, TableNotFound
+from .types import (
+    ArrayType,
+    DataField,
+    DataType,
+    FieldIdAllocator,
+    MapType,
+    MultisetType,
+    RowType,
+    SchemaError,
+    from_arrow_type,
+    parse_type,
+)
+
+# Paimon 0.9 CoreOptions fields annotated @Immutable (CoreOptions.IMMUTABLE_OPTIONS).
+IMMUTABLE_OPTIONS = frozenset({
+    "bucket-key", "merge-engine", "ignore-delete", "sequence.field", "partial-update.remove-record-on-delete",
+    "rowkind.field", "primary-key", "partition", "force-lookup",
+})
+# Paimon's SystemColumns.SYSTEM_FIELD_NAMES and KEY_FIELD_PREFIX: names its key-value files use.
+SYSTEM_FIELD_NAMES = frozenset({"_VALUE_COUNT", "_SEQUENCE_NUMBER", "_VALUE_KIND"})
+KEY_FIELD_PREFIX = "_KEY_"
+MAX_ATTEMPTS = 100
+
+TypeLike = pa.DataType | DataType | str
+
+
+class ColumnNotFound(SchemaError, LookupError):
+    pass
+
+
+class ColumnAlreadyExists(SchemaError):
+    pass
+
+
+# ------------------------------------------------------------------------------------ changes
+
+@dataclass(frozen=True)
+class SetOption:
+    key: str
+    value: str
+
+
+@dataclass(frozen=True)
+class RemoveOption:
+    key: str
+
+
+@dataclass(frozen=True)
+class UpdateComment:
+    comment: str | None
+
+
+@dataclass(frozen=True)
+class First:
+    """AddColumn position: before every other column."""
+
+
+@dataclass(frozen=True)
+class After:
+    """AddColumn position: right after ``column``."""
+    column: str
+
+
+@dataclass(frozen=True)
+class AddColumn:
+    """A new column. ``type``: an Arrow type, a Paimon DataType or a Paimon type string ("BIGINT").
+    ``position``: None (last), First() or "first", After(column)."""
+    name: str
+    type: TypeLike
+    comment: str | None = None
+    nullable: bool = True
+    position: First | After | str | None = None
+
+
+@dataclass(frozen=True)
+class RenameColumn:
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class DropColumn:
+    name: str
+
+
+@dataclass(frozen=True)
+class UpdateColumnComment:
+    name: str
+    comment: str | None
+
+
+@dataclass(frozen=True)
+class UpdateColumnType:
+    """Widen a column's type (its nullability is kept; see UpdateColumnNullability)."""
+    name: str
+    type: TypeLike
+
+
+@dataclass(frozen=True)
+class UpdateColumnNullability:
+    name: str
+    nullable: bool = True
+
+
+SchemaChange = (SetOption | RemoveOption | UpdateComment | AddColumn | RenameColumn | DropColumn
+                | UpdateColumnComment | UpdateColumnType | UpdateColumnNullability)
+
+
+# ------------------------------------------------------------------------------------ applying
+
+def apply_changes(schema: TableSchema, changes: Iterable[SchemaChange] | SchemaChange,
+                  has_snapshots: bool = True) -> TableSchema:
+    """The schema after ``changes`` (id + 1), or an error naming the first change that is refused.
+
+    ``has_snapshots``: whether the table holds data; as in Paimon, immutable options may change only
+    while it holds none.
+    """
+    changes = [changes] if not isinstance(changes, Iterable) else list(changes)
+    state = _State(schema, has_snapshots)
+    for change in changes:
+        state.apply(change)
+    new = TableSchema(schema.id + 1, tuple(state.fields), state.highest, schema.partition_keys,
+                      schema.primary_keys, state.options, state.comment, int(time.time() * 1000), SCHEMA_VERSION)
+    fresh = [p for p in schema_problems(new) if p not in set(schema_problems(schema))]
+    if fresh:
+        raise SchemaError("the altered schema is not valid: " + "; ".join(fresh))
+    return new
+
+
+class _State:
+    def __init__(self, schema: TableSchema, has_snapshots: bool) -> None:
+        self.old = schema
+        self.has_snapshots = has_snapshots
+        self.fields: list[DataField] = list(schema.fields)
+        self.highest = schema.highest_field_id
+        self.options = dict(schema.options)
+        self.comment = schema.comment
+
+    # ---------------------------------------------------------------- helpers
+    def _index(self, name: str) -> int:
+        for i, f in enumerate(self.fields):
+            if f.name == name:
+                return i
+        raise ColumnNotFound(f"no column {name!r} in the table (columns: {', '.join(f.name for f in self.fields)})")
+
+    def _check_new_name(self, name: Any, ignore: int | None = None) -> None:
+        if not isinstance(name, str) or not name.strip():
+            raise SchemaError(f"column name {name!r} is not valid: it must be a non-empty string")
+        clash = [f.name for i, f in enumerate(self.fields) if i != ignore and f.name.lower() == name.lower()]
+        if clash:
+            raise ColumnAlreadyExists(f"column {name!r} already exists in the table"
+                                      + (f" (as {clash[0]!r}; names are case-insensitive)" if clash[0] != name else ""))
+
+    def _not_key(self, name: str, what: str) -> None:
+        if name in self.old.partition_keys:
+            raise SchemaError(f"cannot {what} partition column {name!r}: the partition key is fixed at creation")
+        if name in self.old.primary_keys:
+            raise SchemaError(f"cannot {what} primary-key column {name!r}: the primary key is fixed at creation")
+
+    def _option_key(self, key: Any, verb: str) -> str:
+        if not isinstance(key, str) or not key:
+            raise OptionError(f"option key {key!r} is not valid")
+        if key in ("primary-key", "partition"):
+            raise OptionError(f"cannot {verb} option {key!r}: a table's {key} is fixed when it is created")
+        option = OPTIONS.get(key)
+        if key in LOCAL_KEYS or key.startswith("paimon_ds.") or (option is not None and not option.table):
+            raise OptionError(f"{key!r} is a per-job read/write option, not a table option: pass it when "
+                              "reading or writing instead")
+        if self.has_snapshots and key in IMMUTABLE_OPTIONS:
+            raise OptionError(f"cannot {verb} option {key!r}: it cannot change once the table holds data "
+                              "(Paimon: \"Change '" + key + "' is not supported yet\")")
+        return key
+
+    # ---------------------------------------------------------------- changes
+    def apply(self, change: SchemaChange) -> None:
+        handler = getattr(self, "_" + type(change).__name__, None)
+        if handler is None or type(change).__module__ != __name__:
+            raise TypeError(f"{change!r} is not a schema change "
+                            "(use paimon_ds.schema_change.SetOption, AddColumn, ...)")
+        handler(change)
+
+    def _SetOption(self, c: SetOption) -> None:
+        key = self._option_key(c.key, "set")
+        if c.value is None:
+            raise OptionError(f"option {key!r} needs a value: use RemoveOption({key!r}) to remove it")
+        value = str(c.value).lower() if isinstance(c.value, bool) else str(c.value)
+        validate({key: value})
+        if key == "bucket" and self.has_snapshots and int(value) != int(self.options.get("bucket", "-1")):
+            raise OptionError(f"cannot change 'bucket' from {self.options.get('bucket', '-1')} to {value}: the "
+                              "table holds data placed by the old bucket count, and rescaling it is not supported")
+        self.options[key] = value
+
+    def _RemoveOption(self, c: RemoveOption) -> None:
+        key = self._option_key(c.key, "remove")
+        if key == "bucket" and self.has_snapshots:
+            raise OptionError("cannot remove 'bucket' from a table that holds data (Paimon: \"Cannot reset bucket\")")
+        if key not in self.options and not is_known_key(key):
+            validate({key: ""})  # raises "unknown option ..." with a did-you-mean
+        self.options.pop(key, None)
+
+    def _UpdateComment(self, c: UpdateComment) -> None:
+        self.comment = c.comment
+
+    def _AddColumn(self, c: AddColumn) -> None:
+        self._check_new_name(c.name)
+        self._check_system_name(c.name)
+        ids = FieldIdAllocator(self.highest + 1)
+        field_id = ids.take()
+        dtype = _to_paimon_type(c.type, True, ids)
+        if not c.nullable or not dtype.nullable:
+            raise SchemaError(f"column {c.name!r} cannot be added as NOT NULL: rows already in the table have "
+                              "no value for it")
+        self.highest = ids.highest
+        field = DataField(field_id, c.name, dtype, c.comment)
+        position = c.position
+        if isinstance(position, str):
+            if position.lower() != "first":
+                raise SchemaError(f"position {position!r} is not valid: use None (last), 'first', First() or "
+                                  "After(column)")
+            position = First()
+        if position is None:
+            self.fields.append(field)
+        elif isinstance(position, First):
+            self.fields.insert(0, field)
+        elif isinstance(position, After):
+            self.fields.insert(self._index(position.column) + 1, field)
+        else:
+            raise SchemaError(f"position {position!r} is not valid: use None (last), 'first', First() or After(column)")
+
+    def _RenameColumn(self, c: RenameColumn) -> None:
+        i = self._index(c.old)
+        self._not_key(c.old, "rename")
+        self._check_new_name(c.new, ignore=i)
+        self._check_system_name(c.new)
+        f = self.fields[i]
+        self.fields[i] = DataField(f.id, c.new, f.type, f.description)
+
+    def _DropColumn(self, c: DropColumn) -> None:
+        i = self._index(c.name)
+        self._not_key(c.name, "drop")
+        if len(self.fields) == 1:
+            raise SchemaError(f"cannot drop {c.name!r}: it is the last column, and a table needs at least one")
+        del self.fields[i]
+
+    def _UpdateColumnComment(self, c: UpdateColumnComment) -> None:
+        i = self._index(c.name)
+        f = self.fields[i]
+        self.fields[i] = DataField(f.id, f.name, f.type, c.comment)
+
+    def _UpdateColumnType(self, c: UpdateColumnType) -> None:
+        i = self._index(c.name)
+        self._not_key(c.name, "change the type of")
+        if c.name in self.old.bucket_keys:
+            raise SchemaError(f"cannot change the type of bucket-key column {c.name!r}: its bytes are hashed to "
+                              "place rows in buckets")
+        f = self.fields[i]
+        target = _to_paimon_type(c.type, f.type.nullable, FieldIdAllocator(0)).copy(f.type.nullable)
+        if target != f.type and not _widens(f.type, target):
+            raise SchemaError(f"cannot change column {c.name!r} from {f.type.sql()} to {target.sql()}: only "
+                              "widening that keeps every value is supported (TINYINT to SMALLINT to INT to BIGINT, "
+                              "FLOAT to DOUBLE, DECIMAL to one with as many integer and fraction digits or more, "
+                              "CHAR/VARCHAR(n) to VARCHAR(m >= n) or STRING, VARBINARY(n) to VARBINARY(m >= n))")
+        self.fields[i] = DataField(f.id, f.name, target, f.description)
+
+    def _UpdateColumnNullability(self, c: UpdateColumnNullability) -> None:
+        i = self._index(c.name)
+        f = self.fields[i]
+        if c.name in self.old.primary_keys:
+            raise SchemaError(f"cannot change the nullability of primary-key column {c.name!r}: "
+                              "primary-key columns are NOT NULL")
+        if not c.nullable:
+            if f.type.nullable:
+                raise SchemaError(f"cannot make column {c.name!r} NOT NULL: rows already written may hold nulls "
+                                  "(only NOT NULL to nullable is supported)")
+            return
+        self.fields[i] = DataField(f.id, f.name, f.type.copy(True), f.description)
+
+    @staticmethod
+    def _check_system_name(name: str) -> None:
+        if name in SYSTEM_FIELD_NAMES or name.startswith(KEY_FIELD_PREFIX):
+            raise SchemaError(f"column name {name!r} is reserved by Paimon (system columns "
+                              f"{', '.join(sorted(SYSTEM_FIELD_NAMES))} and the {KEY_FIELD_PREFIX}* prefix)")
+
+
+# ------------------------------------------------------------------------------------ types
+
+def _to_paimon_type(t: TypeLike, nullable: bool, ids: FieldIdAllocator) -> DataType:
+    """A change's type as a Paimon type, nested ROW fields given fresh ids from ``ids``."""
+    if isinstance(t, pa.DataType):
+        return from_arrow_type(t, nullable, ids)
+    if isinstance(t, str):
+        return _reassign_ids(parse_type(t), ids)
+    if isinstance(t, DataType):
+        return _reassign_ids(t, ids)
+    raise SchemaError(f"{t!r} is not a type: give an Arrow type, a Paimon DataType or a type string like 'BIGINT'")
+
+
+def _reassign_ids(t: DataType, ids: FieldIdAllocator) -> DataType:
+    if isinstance(t, RowType):
+        fields = []
+        for f in t.fields:
+            fid = ids.take()
+            fields.append(DataField(fid, f.name, _reassign_ids(f.type, ids), f.description))
+        return RowType("ROW", (), t.nullable, tuple(fields))
+    if isinstance(t, ArrayType):
+        return ArrayType("ARRAY", (), t.nullable, _reassign_ids(t.element, ids))
+    if isinstance(t, MultisetType):
+        return MultisetType("MULTISET", (), t.nullable, _reassign_ids(t.element, ids))
+    if isinstance(t, MapType):
+        return MapType("MAP", (), t.nullable, _reassign_ids(t.key, ids), _reassign_ids(t.value, ids))
+    return t
+
+
+_INTEGERS = ["TINYINT", "SMALLINT", "INT", "BIGINT"]
+
+
+def _widens(old: DataType, new: DataType) -> bool:
+    """Whether every value of ``old`` is exactly a value of ``new`` (atomic types only)."""
+    if type(old) is not DataType or type(new) is not DataType:
+        return False
+    a, b = old.root, new.root
+    if a in _INTEGERS and b in _INTEGERS:
+        return _INTEGERS.index(a) <= _INTEGERS.index(b)
+    if (a, b) in (("FLOAT", "DOUBLE"),):
+        return True
+    if a == b == "DECIMAL":
+        return new.scale >= old.scale and new.precision - new.scale >= old.precision - old.scale
+    if a in ("CHAR", "VARCHAR") and b == "VARCHAR":
+        return new.params[0] >= old.params[0]
+    if a == b == "VARBINARY":
+        return new.params[0] >= old.params[0]
+    return False
+
+
+# ------------------------------------------------------------------------------------ validation
+
+def schema_problems(schema: TableSchema) -> list[str]:
+    """What a new table with this schema would be refused for (empty: nothing)."""
+    problems: list[str] = []
+    names = schema.field_names
+    if not names:
+        problems.append("a table needs at least one column")
+    lower = [n.lower() for n in names]
+    dups = sorted({n for n in names if lower.count(n.lower()) > 1})
+    if dups:
+        problems.append(f"duplicate column name(s) {dups}")
+    reserved = [n for n in names if n in SYSTEM_FIELD_NAMES or n.startswith(KEY_FIELD_PREFIX)]
+    if reserved:
+        problems.append(f"column name(s) {reserved} are reserved by Paimon")
+    opts = schema.options
+    for key in ("partition_keys", "primary_keys"):
+        missing = [k for k in getattr(schema, key) if k not in names]
+        if missing:
+            problems.append(f"{key.replace('_', ' ')[:-1]} column(s) {missing} are not columns of the table")
+    bucket_key = parse_list(opts.get("bucket-key", ""))
+    missing = [k for k in bucket_key if k not in names]
+    if missing:
+        problems.append(f"bucket-key column(s) {missing} are not columns of the table")
+    if [k for k in bucket_key if k in schema.partition_keys]:
+        problems.append(f"bucket-key {bucket_key} must not hold partition columns")
+    try:
+        bucket = int(opts.get("bucket", "-1"))
+    except ValueError:
+        bucket = -1  # an invalid value is refused by the option check
+    if bucket == -1 and bucket_key:
+        problems.append("'bucket-key' needs a fixed bucket count ('bucket' > 0)")
+    if bucket > 0 and not schema.primary_keys and not bucket_key:
+        problems.append("an append table with a fixed bucket count needs 'bucket-key'")
+    for key in ("sequence.field", "rowkind.field"):
+        missing = [k for k in parse_list(opts.get(key, "")) if k not in names]
+        if missing:
+            problems.append(f"{key} column(s) {missing} are not columns of the table")
+    for key, value in opts.items():
+        if not key.startswith("fields."):
+            continue
+        parts = key.split(".")
+        referenced = parts[1].split(",") if len(parts) > 2 else []
+        if key.endswith(".sequence-group"):
+            referenced += parse_list(value)
+        missing = [k for k in referenced if k != "default-aggregate-function" and k not in names]
+        if missing:
+            problems.append(f"option {key!r} names column(s) {missing} that are not in the table")
+    if not problems:
+        problems += _writable_problems(schema)
+    return problems
+
+
+def _writable_problems(schema: TableSchema) -> list[str]:
+    try:
+        Table("memory://paimon_ds-schema-check", schema).check_writable()
+    except (SchemaError, OptionError, ValueError, KeyError) as e:
+        return [str(e)]
+    return []
+
+
+# ------------------------------------------------------------------------------------ commit
+
+def commit_changes(path: str, changes: Iterable[SchemaChange] | SchemaChange,
+                   storage_options: dict[str, Any] | None = None) -> TableSchema:
+    """Apply ``changes`` to the table at ``path`` as one new schema file; return the new schema.
+
+    The schema file is created only if absent: when another writer created that id first, the
+    changes are applied again to the newer schema (and checked again).
+    """
+    changes = [changes] if not isinstance(changes, Iterable) else list(changes)
+    io = FileIO(path, storage_options)
+    schemas = SchemaManager(io, io.root)
+    snapshots = SnapshotManager(io, io.root)
+    for _ in range(MAX_ATTEMPTS):
+        old = schemas.latest()
+        if old is None:
+            raise TableNotFound(f"no Paimon table at {path}")
+        if not changes:
+            return old
+        new = apply_changes(old, changes, has_snapshots=snapshots.latest_id() is not None)
+        if schemas.create(new) is new:
+            return new
+    raise SchemaError(f"could not alter {path}: other writers changed its schema {MAX_ATTEMPTS} times meanwhile")
+
