@@ -59,6 +59,12 @@ def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] 
     catalog = Catalog(warehouse, storage_options)
     spark.conf.set(WAREHOUSE_CONF, warehouse)
     _STORAGE_OPTIONS[warehouse] = storage_options
+    # The session mirrors one warehouse (paimon_ds.sql resolves names in it): tables attached before that are
+    # not in it (another warehouse, or dropped since by another engine) leave the session.
+    present = {(db, t) for db in catalog.list_databases() for t in catalog.list_tables(db)}
+    for db, table in _attached(spark):
+        if (db, table) not in present:
+            detach_table(spark, db, table)
     for db in catalog.list_databases():
         existing = {r.tableName for r in _spark_tables(spark, db)}
         spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote(db)}")
@@ -87,6 +93,11 @@ def _spark_tables(spark: SparkSession, database: str) -> list:
         return spark.sql(f"SHOW TABLES IN {quote(database)}").collect()
     except Exception:  # noqa: BLE001 - the database is not in the session catalog yet
         return []
+
+
+def _attached(spark: SparkSession) -> list[tuple[str, str]]:
+    prefix = ATTACHED_CONF + "."
+    return [tuple(k[len(prefix):].split(".", 1)) for k in spark.conf.getAll if k.startswith(prefix)]
 
 
 def storage_options_of(warehouse: str) -> dict[str, Any] | None:

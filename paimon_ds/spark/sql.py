@@ -39,7 +39,7 @@ def run(spark: SparkSession, statement: str, warehouse: str | None = None) -> Da
         if kind in _REFUSED:
             raise SqlError(f"{_REFUSED[kind]} is not supported on Paimon tables by paimon_ds.sql")
         return spark.sql(statement)
-    if kind == "InsertIntoStatement" and _seq_len(plan.partitionSpec().toSeq()) == 0:
+    if kind == "InsertIntoStatement" and plan.partitionSpec().isEmpty():
         return spark.sql(statement)  # plain INSERT: Spark routes it to the attached table itself
     context = _Context(spark, warehouse)
     return handler(context, plan)
@@ -87,10 +87,6 @@ class _Context:
 # ------------------------------------------------------------------ Scala values from the JVM
 def _seq(s: Any) -> list:
     return [s.apply(i) for i in range(s.size())]
-
-
-def _seq_len(s: Any) -> int:
-    return s.size()
 
 
 def _opt(o: Any) -> Any:
@@ -176,12 +172,15 @@ def _partition_keys(transforms: Any) -> list[str]:
     return keys
 
 
-def _keys(options: dict[str, str], partition_keys: list[str]) -> tuple[list[str], list[str]]:
+def _keys(options: dict[str, str], partitioned_by: list[str]) -> tuple[list[str], list[str]]:
+    """Partition and primary keys, from PARTITIONED BY and TBLPROPERTIES ('partition', 'primary-key')."""
     from ..options import parse_list
     primary = parse_list(options.pop("primary-key", ""))
-    partition = partition_keys or parse_list(options.pop("partition", ""))
-    options.pop("partition", None)
-    return partition, primary
+    from_properties = parse_list(options.pop("partition", ""))
+    if partitioned_by and from_properties and partitioned_by != from_properties:
+        raise SqlError(f"PARTITIONED BY ({', '.join(partitioned_by)}) and TBLPROPERTIES ('partition' = "
+                       f"'{','.join(from_properties)}') disagree")
+    return partitioned_by or from_properties, primary
 
 
 def _create_table(ctx: _Context, plan: Any) -> None:

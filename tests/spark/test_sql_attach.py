@@ -24,7 +24,8 @@ def test_sql_on_attached_tables(spark, tmp_path, java_oracle):
     catalog.create_table("shop.events", pa.schema([("e", pa.int64()), ("kind", pa.string())]))
     paimon_ds.attach(spark, warehouse)
 
-    assert sorted(rows(spark, "SHOW TABLES IN shop")) == [("shop", "events", False), ("shop", "orders", False)]
+    assert sorted(r for r in rows(spark, "SHOW TABLES IN shop") if not r[2]) == [
+        ("shop", "events", False), ("shop", "orders", False)]
     assert rows(spark, "DESCRIBE shop.orders") == [("dt", "string", None), ("id", "bigint", None),
                                                    ("amount", "double", None)]
     spark.sql("INSERT INTO shop.orders VALUES ('d1', 1, 1.0), ('d1', 2, 2.0), ('d2', 1, 3.0)")
@@ -96,6 +97,24 @@ def test_attach_refuses_to_replace_a_session_table_it_did_not_create(spark, tmp_
     catalog.create_table("mine.kept", pa.schema([("x", pa.int32())]))
     with pytest.raises(CatalogError, match="did not attach"):
         paimon_ds.attach(spark, str(tmp_path / "wh"))
-    assert rows(spark, "SHOW TABLES IN mine") == [("mine", "kept", False)]
+    assert [r for r in rows(spark, "SHOW TABLES IN mine") if not r[2]] == [("mine", "kept", False)]
     spark.sql("DROP TABLE mine.kept")
     spark.sql("DROP DATABASE mine")
+
+
+def test_attach_mirrors_one_warehouse(spark, tmp_path):
+    """Tables attached from a warehouse leave the session when another is attached, or when dropped elsewhere."""
+    first, second = Catalog(str(tmp_path / "one")), Catalog(str(tmp_path / "two"))
+    for catalog, table in ((first, "only_one"), (first, "both"), (second, "both")):
+        catalog.create_database("mirror", ignore_if_exists=True)
+        catalog.create_table(f"mirror.{table}", pa.schema([("x", pa.int64())]))
+    paimon_ds.attach(spark, str(tmp_path / "one"))
+    assert [r for r in rows(spark, "SHOW TABLES IN mirror") if not r[2]] == [
+        ("mirror", "both", False), ("mirror", "only_one", False)]
+    paimon_ds.attach(spark, str(tmp_path / "two"))
+    assert [r for r in rows(spark, "SHOW TABLES IN mirror") if not r[2]] == [("mirror", "both", False)]
+    spark.sql("INSERT INTO mirror.both VALUES (2)")
+    assert second.get_table("mirror.both").to_arrow().to_pylist() == [{"x": 2}]
+    second.drop_table("mirror.both")  # dropped by another engine: gone from the session at the next attach
+    paimon_ds.attach(spark, str(tmp_path / "two"))
+    assert [r for r in rows(spark, "SHOW TABLES IN mirror") if not r[2]] == []

@@ -27,6 +27,11 @@ def rows(spark, query: str) -> list[tuple]:
     return [tuple(r) for r in spark.sql(query).collect()]
 
 
+def tables(spark, database: str) -> list[tuple]:
+    """SHOW TABLES without the session's temporary views (other tests' views share the session)."""
+    return sorted(r for r in rows(spark, f"SHOW TABLES IN {database}") if not r[2])
+
+
 def arrow_rows(t: pa.Table, columns: list[str]) -> list[tuple]:
     return sorted(tuple(r[c] for c in columns) for r in t.to_pylist())
 
@@ -73,7 +78,7 @@ def test_sql_script_ddl_inserts_overwrites_and_ctas(spark, tmp_path, java_oracle
     assert orders.schema.options == {"bucket": "2", "snapshot.num-retained.min": "5"}
     assert orders.schema.comment == "orders by day"
     assert orders.schema.field("id").description == "order id"
-    assert sorted(rows(spark, "SHOW TABLES IN shop")) == [("shop", "events", False), ("shop", "orders", False)]
+    assert tables(spark, "shop") == [("shop", "events", False), ("shop", "orders", False)]
 
     spark.sql("INSERT INTO shop.orders VALUES (1, 10.0, 'new', 'd1'), (2, 20.0, 'new', 'd1'), (3, 30.0, 'new', 'd2')")
     spark.sql("INSERT INTO shop.orders VALUES (2, 25.0, 'paid', 'd1')")  # upsert
@@ -125,7 +130,7 @@ def test_sql_script_ddl_inserts_overwrites_and_ctas(spark, tmp_path, java_oracle
         assert arrow_rows(pypaimon_oracle.read(path), columns[name]) == sorted(want), name
 
     paimon_ds.sql(spark, "DROP TABLE shop.big")
-    assert sorted(rows(spark, "SHOW TABLES IN shop")) == [("shop", "events", False), ("shop", "orders", False)]
+    assert tables(spark, "shop") == [("shop", "events", False), ("shop", "orders", False)]
     assert not catalog.table_exists("shop.big")
     with pytest.raises(Exception, match="TABLE_OR_VIEW_NOT_FOUND"):
         spark.sql("SELECT * FROM global_temp.`shop.big$snapshots`").collect()
@@ -268,7 +273,7 @@ def test_alter_table_through_sql_refreshes_the_session_table(spark, tmp_path):
     paimon_ds.sql(spark, "ALTER TABLE a.t UNSET TBLPROPERTIES ('snapshot.num-retained.max')")
     paimon_ds.sql(spark, "ALTER TABLE a.t DROP COLUMN n")
     paimon_ds.sql(spark, "ALTER TABLE a.t RENAME TO a.u")
-    assert rows(spark, "SHOW TABLES IN a") == [("a", "u", False)]
+    assert tables(spark, "a") == [("a", "u", False)]
     assert rows(spark, "SELECT * FROM a.u ORDER BY id") == [(1, "x"), (2, "y")]
     table = Catalog(warehouse).get_table("a.u")
     assert [f.name for f in table.schema.fields] == ["id", "s"] and table.schema.id == 5
