@@ -14,9 +14,9 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __version__ = "0.1.0"
-__all__ = ["register", "session", "attach", "sql", "read", "write", "compact", "delete", "update", "merge",
-           "Update", "Delete", "Insert", "procedures", "Catalog", "Table", "TableNotFound", "OptionError",
-           "SchemaError", "__version__"]
+__all__ = ["register", "session", "attach", "sql", "read", "write", "foreach_batch_writer", "compact", "delete",
+           "update", "merge", "Update", "Delete", "Insert", "procedures", "system_table", "Catalog", "Table",
+           "TableNotFound", "OptionError", "SchemaError", "__version__"]
 
 
 def register(spark: SparkSession) -> None:
@@ -49,6 +49,14 @@ def write(df: Any, path: str, mode: str = "append", options: dict[str, Any] | No
     """
     from .spark.cluster import write as clustered_write
     clustered_write(df, path, mode, options, parallelism)
+
+
+def foreach_batch_writer(path: str, commit_user: str, options: dict[str, Any] | None = None,
+                         parallelism: int | None = None):
+    """For `df.writeStream.foreachBatch(...)`: each micro-batch written as paimon_ds.write writes (the shuffle
+    dynamic-bucket and cross-partition tables need) and committed exactly once per batch id."""
+    from .spark.cluster import foreach_batch_writer as make
+    return make(path, commit_user, options, parallelism)
 
 
 def compact(spark: SparkSession, path: str, full: bool = False, options: dict[str, Any] | None = None,
@@ -130,4 +138,3 @@ def system_table(spark: SparkSession, path: str, name: str, storage_options: dic
     return run(spark, path, name, storage_options)
 
 
-__all__ += ["system_table"]

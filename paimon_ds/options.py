@@ -37,17 +37,35 @@ def parse_bool(text: str) -> bool:
     raise ValueError(f"not a boolean: {text!r} (use true or false)")
 
 
-def parse_duration_ms(text: str) -> int:
-    """A duration as Paimon writes one (`30 min`, `1 h`, `7 d`, `500 ms`; a bare number is millis)."""
-    units = {"ms": 1, "s": 1000, "min": 60_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
-    m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", str(text))
-    if not m or m.group(2).lower() not in units | {"": 1}:
+_DURATION_MS = {
+    "d": 86_400_000, "day": 86_400_000, "h": 3_600_000, "hour": 3_600_000, "min": 60_000, "m": 60_000,
+    "minute": 60_000, "s": 1000, "sec": 1000, "second": 1000, "ms": 1, "milli": 1, "millisecond": 1,
+    "us": 1e-3, "µs": 1e-3, "micro": 1e-3, "microsecond": 1e-3, "ns": 1e-6, "nano": 1e-6, "nanosecond": 1e-6,
+}
+
+
+def parse_duration_ms(text: str) -> float:
+    """A duration as Paimon's TimeUtils reads one (`1 d`, `12 h`, `30 min`, `10 s`, `500 ms`, plural units
+    too; a bare number is milliseconds), in milliseconds."""
+    m = re.fullmatch(r"\s*(\d+)\s*([^\d\s]*)\s*", str(text))
+    unit = m.group(2).lower() if m else ""
+    if unit.endswith("s") and unit[:-1] in _DURATION_MS and unit not in _DURATION_MS:
+        unit = unit[:-1]
+    if not m or (unit and unit not in _DURATION_MS):
         raise ValueError(f"not a duration: {text!r} (use e.g. 30 min, 1 h, 7 d)")
-    return int(m.group(1)) * units.get(m.group(2).lower(), 1)
+    value = int(m.group(1)) * (_DURATION_MS[unit] if unit else 1)
+    return int(value) if value == int(value) else value
 
 
 def parse_list(text: str) -> list[str]:
     return [p.strip() for p in str(text).split(",") if p.strip()]
+
+
+def _max_buckets(text: str) -> int:
+    v = int(text)
+    if v != -1 and v <= 0:
+        raise ValueError(f"must be -1 (no limit) or positive, got {v}")
+    return v
 
 
 def _positive_int(text: str) -> int:
@@ -136,6 +154,18 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "Streaming reads: at most this many rows per micro-batch (Spark 4.2+).", table=False),
     Option("read.stream.maxBytesPerTrigger", None, _positive_int,
            "Streaming reads: at most this many bytes of files per micro-batch (Spark 4.2+).", table=False),
+    Option("dynamic-bucket.target-row-num", 2_000_000, _positive_int,
+           "Dynamic-bucket tables (bucket=-1): keys per bucket before a new bucket opens."),
+    Option("dynamic-bucket.initial-buckets", None, _positive_int,
+           "Dynamic-bucket tables: the number of bucket assigners (at most the assigner channels)."),
+    Option("dynamic-bucket.max-buckets", -1, _max_buckets,
+           "Dynamic-bucket tables: at most this many buckets per partition (-1: no limit; Paimon 1.1+)."),
+    Option("dynamic-bucket.assigner-parallelism", None, _positive_int,
+           "paimon_ds.write: bucket-assigner channels (default: spark.sql.shuffle.partitions)."),
+    Option("cross-partition-upsert.index-ttl", None, parse_duration_ms,
+           "Cross-partition upsert tables: keys leave the global index this long after their last move."),
+    Option("sink.cross-partition.managed-memory", 256 << 20, parse_memory_size,
+           "Cross-partition upsert tables: page cache of each assigner's on-disk key index."),
     Option("snapshot.num-retained.min", 10, _positive_int, "Expiry keeps at least this many snapshots."),
     Option("snapshot.num-retained.max", 2**31 - 1, _positive_int, "Expiry keeps at most this many snapshots."),
     Option("snapshot.time-retained", "1 h", parse_duration_ms,

@@ -82,15 +82,25 @@ class Table:
         if not pk:
             return
         missing = [k for k in schema.partition_keys if k not in pk]
-        if missing:
-            raise SchemaError(f"the primary key {pk} must contain the partition key(s) {missing} "
-                              "(cross-partition upsert is not supported yet)")
-        if self.bucket <= 0:
-            raise OptionError("primary-key tables need a fixed number of buckets: set option 'bucket' to N > 0 "
-                              "(dynamic bucket mode, bucket=-1, is not supported yet)")
-        outside = [k for k in schema.bucket_keys if k not in pk]
-        if outside:
-            raise OptionError(f"bucket-key column(s) {outside} must be part of the primary key {pk}")
+        if missing and self.bucket != -1:
+            # Paimon: a key that may move between partitions needs the global index of bucket=-1
+            raise SchemaError(f"the primary key {pk} lacks the partition key(s) {missing}: a cross-partition upsert "
+                              "table needs dynamic bucket mode, 'bucket' = '-1'")
+        if self.bucket == -1:
+            # dynamic bucket mode (Paimon's HASH_DYNAMIC): buckets come from the hash index
+            if schema.options.get("bucket-key") or self.options.raw.get("bucket-key"):
+                raise OptionError("Cannot define 'bucket-key' with bucket -1, please specify a bucket number "
+                                  "(as Paimon refuses it)")
+            from .index.bucket_assigner import max_buckets, target_row_num
+            target_row_num(self)
+            max_buckets(self)
+        elif self.bucket <= 0:
+            raise OptionError(f"bucket={self.bucket} is not supported for primary-key tables by this version of "
+                              "paimon_ds: set 'bucket' to N > 0 (fixed) or -1 (dynamic)")
+        else:
+            outside = [k for k in schema.bucket_keys if k not in pk]
+            if outside:
+                raise OptionError(f"bucket-key column(s) {outside} must be part of the primary key {pk}")
         from .mergetree.kv import KeyValueLayout
         from .mergetree.merge import merge_engine
         KeyValueLayout(schema).key_fields  # noqa: B018 - raises if only partition keys are primary keys

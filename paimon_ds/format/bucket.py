@@ -57,6 +57,8 @@ def hash_rows(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 
 def row_hashes(columns: Sequence[pa.Array], types: Sequence[DataType]) -> np.ndarray:
+    """Java's ``BinaryRow.hashCode()`` of each row of the columns (int32): the raw hash behind the fixed
+    bucket, and the key hash dynamic-bucket tables keep in their hash index (paimon_ds.index)."""
     data, offsets = encode_rows(columns, types)
     return hash_rows(data, offsets)
 

@@ -13,8 +13,13 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+
+from ..index.hash_index import IndexFileNamer, index_path, read_hash_index, write_hash_index
+from ..index.manifest import HASH_INDEX, IndexFileMeta, IndexManifestEntry, IndexManifestFile, combine
 from ..manifest.files import ManifestFile, ManifestList
 from ..manifest.meta import FileKind, ManifestEntry, ManifestFileMeta
 from ..snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
@@ -26,6 +31,16 @@ if TYPE_CHECKING:
 
 class CommitConflict(RuntimeError):
     """The commit could not be made consistent with concurrent commits."""
+
+
+@dataclass(frozen=True)
+class IndexChange:
+    """A bucket's new hash index file, and the one (of the writer's base snapshot) it replaces."""
+
+    partition: bytes
+    bucket: int
+    new: IndexFileMeta
+    replaced: IndexFileMeta | None
 
 
 def live_entries(entries: Iterable[ManifestEntry]) -> dict[tuple, ManifestEntry]:
@@ -53,6 +68,9 @@ class TableCommit:
         self.manifest_file = ManifestFile(self.io, table.root, partition_types, table.schema.id, compression,
                                           opts.get("manifest.target-file-size"))
         self.manifest_list = ManifestList(self.io, table.root, compression)
+        self.index_manifest_file = IndexManifestFile(self.io, table.root, compression)
+        self._merged_index_files: list[str] = []  # hash index files merged from several writers' (see below)
+        self._superseded_index_files: list[str] = []
 
     # ---------------------------------------------------------------- public
     def commit(self, messages: Sequence[CommitMessage], identifier: int = BATCH_COMMIT_IDENTIFIER,
@@ -66,18 +84,19 @@ class TableCommit:
         """
         adds = self._add_entries(messages)
         compact_adds, compact_deletes = self._compact_entries(messages)
-        if not adds and not compact_adds and not compact_deletes:
+        index_changes = self._index_changes(messages)
+        if not adds and not compact_adds and not compact_deletes and not index_changes:
             self._ensure_schema()
             return None
         snapshot = None
-        if adds:
+        if adds or index_changes:
             guard = None
             if self.table.schema.primary_keys and base_snapshot_id is not None:
                 guard = (base_snapshot_id, _min_sequences(messages))
             changelog = [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
                          for m in messages for f in m.changelog_files]
             snapshot = self._commit(adds, "APPEND", identifier, overwrite=None, sequence_guard=guard,
-                                    changelog=changelog)
+                                    changelog=changelog, index_changes=index_changes)
         if compact_adds or compact_deletes:
             # as Paimon: new files land as APPEND, the compaction of the same commit as COMPACT
             snapshot = self._commit(compact_adds, "COMPACT", identifier, overwrite=None, fixed_deletes=compact_deletes)
@@ -113,7 +132,8 @@ class TableCommit:
                 self.abort(messages)
                 raise ValueError("INSERT OVERWRITE with a static PARTITION clause wrote rows outside that partition "
                                  f"(files {outside[:3]}); nothing was committed")
-        return self._commit(adds, "OVERWRITE", identifier, overwrite=partitions if partitions is not None else "all")
+        return self._commit(adds, "OVERWRITE", identifier, overwrite=partitions if partitions is not None else "all",
+                            index_changes=self._index_changes(messages))
 
     def replace_files(self, messages: Sequence[CommitMessage], file_names: Sequence[str],
                       identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:
@@ -158,6 +178,35 @@ class TableCommit:
                    for m in messages for f in m.compact_before]
         return adds, deletes
 
+    def _index_changes(self, messages: Sequence[CommitMessage]) -> list[IndexChange]:
+        """The hash index files the messages bring, one per bucket.
+
+        Several writers of one bucket in one commit (a write not clustered by bucket) each extended
+        the same base file: their files are merged into one here, as one writer would have written it.
+        """
+        by_bucket: dict[tuple[bytes, int], list[CommitMessage]] = {}
+        for m in messages:
+            if m.new_index_files:
+                by_bucket.setdefault((m.partition, m.bucket), []).append(m)
+        changes = []
+        for (partition, bucket), ms in by_bucket.items():
+            news = [f for m in ms for f in m.new_index_files]
+            if any(f.index_type != HASH_INDEX for f in news):
+                raise ValueError(f"paimon_ds commits hash indexes only, got {sorted({f.index_type for f in news})}")
+            bases = {tuple(f.file_name for f in m.deleted_index_files) for m in ms}
+            if len(bases) > 1:
+                raise CommitConflict(f"writers of bucket {bucket} started from different hash index files {bases}; "
+                                     "nothing was committed")
+            replaced = ms[0].deleted_index_files[0] if ms[0].deleted_index_files else None
+            new = news[0]
+            if len(news) > 1:
+                merged = np.unique(np.concatenate([read_hash_index(self.io, self.table.root, f) for f in news]))
+                new = write_hash_index(self.io, self.table.root, merged, IndexFileNamer())
+                self._merged_index_files.append(new.file_name)
+                self._superseded_index_files += [f.file_name for f in news]
+            changes.append(IndexChange(partition, bucket, new, replaced))
+        return changes
+
     @staticmethod
     def _add_entries(messages: Sequence[CommitMessage]) -> list[ManifestEntry]:
         entries = [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
@@ -186,7 +235,26 @@ class TableCommit:
                 overwrite: set[bytes] | Callable[[bytes], bool] | str | None,
                 fixed_deletes: list[ManifestEntry] | None = None,
                 sequence_guard: tuple[int, dict[tuple[bytes, int], int]] | None = None,
-                changelog: list[ManifestEntry] | None = None) -> Snapshot:
+                changelog: list[ManifestEntry] | None = None,
+                index_changes: list[IndexChange] | None = None) -> Snapshot:
+        try:
+            snapshot = self._commit_attempts(adds, kind, identifier, overwrite, fixed_deletes, sequence_guard,
+                                             changelog, index_changes or [])
+        except BaseException:
+            for name in self._merged_index_files:
+                self.io.delete_quietly(index_path(self.table.root, name))
+            self._merged_index_files, self._superseded_index_files = [], []
+            raise
+        for name in self._superseded_index_files:  # merged into one file that the snapshot references
+            self.io.delete_quietly(index_path(self.table.root, name))
+        self._merged_index_files, self._superseded_index_files = [], []
+        return snapshot
+
+    def _commit_attempts(self, adds: list[ManifestEntry], kind: str, identifier: int,
+                         overwrite: set[bytes] | Callable[[bytes], bool] | str | None,
+                         fixed_deletes: list[ManifestEntry] | None,
+                         sequence_guard: tuple[int, dict[tuple[bytes, int], int]] | None,
+                         changelog: list[ManifestEntry] | None, index_changes: list[IndexChange]) -> Snapshot:
         self._ensure_schema()
         fixed_deletes = fixed_deletes or []
         delta_metas: list[ManifestFileMeta] = []
@@ -219,6 +287,10 @@ class TableCommit:
                     delete_metas = self.manifest_file.write(deletes)
                     attempt_files += [m.file_name for m in delete_metas]
                     this_delta += delete_metas
+                index_manifest = self._index_manifest(latest, overwrite, index_changes)
+                if latest is None or index_manifest != latest.index_manifest:
+                    if index_manifest is not None:
+                        attempt_files.append(index_manifest)
                 base_metas, merged_files = self._maybe_merge(base_metas)
                 attempt_files += merged_files
                 base_list = self.manifest_list.write(base_metas)
@@ -243,6 +315,7 @@ class TableCommit:
                     delta_record_count=added_rows - deleted_rows,
                     watermark=latest.watermark if latest else None,
                     changelog_manifest_list=changelog_list,
+                    index_manifest=index_manifest,
                     changelog_record_count=sum(e.file.row_count for e in changelog or ()),
                 )
                 if self.table.snapshot_manager.try_commit(snapshot):
@@ -255,6 +328,39 @@ class TableCommit:
         except BaseException:
             self._delete_manifests(attempt_files + [m.file_name for m in delta_metas + changelog_metas])
             raise
+
+    def _index_manifest(self, latest: Snapshot | None,
+                        overwrite: set[bytes] | Callable[[bytes], bool] | str | None,
+                        changes: list[IndexChange]) -> str | None:
+        """The new snapshot's index manifest: the latest one, or (if this commit changes the index) a new
+        one with the latest entries minus the overwritten partitions' and the replaced, plus the new.
+
+        A bucket's index may only be replaced by a writer that started from the bucket's current file:
+        if another commit changed it since, the commit fails (its keys may sit in other buckets now).
+        """
+        previous = latest.index_manifest if latest is not None else None
+        if not changes and (overwrite is None or previous is None):
+            return previous  # as Paimon: a commit that changes no index keeps the manifest
+        entries = self.index_manifest_file.read(previous) if previous else []
+        deletes = []
+        if overwrite is not None:
+            deletes = [IndexManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.index_file) for e in entries
+                       if overwrite == "all" or (overwrite(e.partition) if callable(overwrite)
+                                                 else e.partition in overwrite)]
+        else:
+            current = {(e.partition, e.bucket): e.index_file.file_name for e in entries
+                       if e.index_file.index_type == HASH_INDEX}
+            for c in changes:
+                now = current.get((c.partition, c.bucket))
+                if now != (c.replaced.file_name if c.replaced else None):
+                    raise CommitConflict(
+                        f"another commit changed the hash index of bucket {c.bucket} of {self.table.path} "
+                        f"(now {now}, this write started from {c.replaced.file_name if c.replaced else 'none'}) "
+                        "while this write was running; nothing was committed. Retry the write")
+        adds = [IndexManifestEntry(FileKind.ADD, c.partition, c.bucket, c.new) for c in changes]
+        if not deletes and not adds:
+            return previous
+        return self.index_manifest_file.write(combine(entries, deletes + adds))
 
     def _check_still_live(self, deletes: list[ManifestEntry], base_metas: list[ManifestFileMeta]) -> None:
         """A compaction may only remove files that are still there (another compaction may have won)."""

@@ -11,6 +11,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..index.hash_index import INDEX_DIR
+from ..index.manifest import IndexManifestFile
 from ..manifest.meta import FileKind
 from ..options import parse_duration_ms
 from ..snapshot import Snapshot, SnapshotNotFound
@@ -44,6 +46,7 @@ class _References:
         self.data: set[str] = set()
         self.manifests: set[str] = set()
         self._dirs: dict[tuple[bytes, int], str] = {}
+        self._index_manifests_read: set[str] = set()  # consecutive snapshots often share one
 
     def _dir(self, partition: bytes, bucket: int) -> str:
         key = (partition, bucket)
@@ -69,7 +72,12 @@ class _References:
                     for e in mf.read(m.file_name):
                         self.data.add(f"{self._dir(e.partition, e.bucket)}/{e.file.file_name}")
         if snapshot.index_manifest:
+            # the index manifest and every index file it lists (hash indexes of dynamic buckets)
             self.manifests.add(snapshot.index_manifest)
+            if snapshot.index_manifest not in self._index_manifests_read:
+                self._index_manifests_read.add(snapshot.index_manifest)
+                for e in IndexManifestFile(self.table.io, self.table.root).read(snapshot.index_manifest):
+                    self.data.add(f"{INDEX_DIR}/{e.index_file.file_name}")
 
     def add_delta_files(self, snapshot: Snapshot) -> None:
         """Files a snapshot's delta added or removed (everything its predecessor did not have live)."""
@@ -195,9 +203,9 @@ def rollback(table: Table, snapshot_id: int | None = None, tag: str | None = Non
     return target
 
 
-# Directories orphan removal never touches: metadata with its own lifecycle, and the hash and
-# deletion-vector index files, whose references paimon_ds does not read yet.
-_KEEP_DIRS = ("schema", "snapshot", "tag", "branch", "consumer", "index", "changelog")
+# Directories orphan removal never touches: metadata with its own lifecycle. Index files (`index/`)
+# are removed like data files when no index manifest of a snapshot or tag lists them.
+_KEEP_DIRS = ("schema", "snapshot", "tag", "branch", "consumer", "changelog")
 DEFAULT_ORPHAN_MARGIN_MS = 86_400_000  # Paimon's remove_orphan_files default: older than 1 day
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..index.manifest import IndexFileMeta
 from ..manifest.meta import DataFileMeta
 
 
@@ -19,6 +20,10 @@ class CommitMessage:
     compact_after: list[DataFileMeta] = field(default_factory=list)
     # changelog files (changelog-producer=input): every input record, committed in the changelog manifest list
     changelog_files: list[DataFileMeta] = field(default_factory=list)
+    # dynamic-bucket tables (Paimon's IndexIncrement): the bucket's new hash index file, and the file of
+    # the writer's base snapshot it replaces (none if the bucket had no index there)
+    new_index_files: list[IndexFileMeta] = field(default_factory=list)
+    deleted_index_files: list[IndexFileMeta] = field(default_factory=list)
 
     @property
     def directory_rel(self) -> str:
@@ -29,4 +34,5 @@ class CommitMessage:
         base = f"{table_root}/{self.directory_rel}"
         before = {f.file_name for f in self.compact_before}
         made = self.new_files + self.changelog_files + [f for f in self.compact_after if f.file_name not in before]
-        return [f"{base}/{f.file_name}" for f in made]
+        return [f"{base}/{f.file_name}" for f in made] + [f"{table_root}/index/{f.file_name}"
+                                                          for f in self.new_index_files]

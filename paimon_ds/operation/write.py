@@ -21,7 +21,11 @@ from ..format.binary_row import serialize_arrow_row
 from ..format.bucket import bucket_ids
 from ..format.partition import partition_path
 from ..format.stats import StatsCollector
+from ..index.bucket_assigner import BUCKET_COLUMN, DynamicBucketAssigner, is_dynamic_bucket, key_hashes
+from ..index.hash_index import HashIndexMaintainer, IndexFileNamer
+from ..index.manifest import IndexFileMeta
 from ..manifest.meta import DataFileMeta, FileSource
+from ..options import OptionError
 from ..types import SchemaError
 from .messages import CommitMessage
 
@@ -106,8 +110,8 @@ def new_job_prefix() -> str:
 
 
 def job_file_prefix(job_prefix: str) -> tuple[str, ...]:
-    """The starts of the names of every data and changelog file written with ``job_prefix``."""
-    return tuple(f"{kind}-{job_prefix[:8]}-{job_prefix[8:12]}-" for kind in ("data", "changelog"))
+    """The starts of the names of every data, changelog and index file written with ``job_prefix``."""
+    return tuple(f"{kind}-{job_prefix[:8]}-{job_prefix[8:12]}-" for kind in ("data", "changelog", "index"))
 
 
 class RollingFileWriter:
@@ -189,13 +193,15 @@ class BucketRestore:
     ``max_sequence``: the highest sequence number of each (partition, bucket), so new rows go above
     it; ``files``: each bucket's live files, for writers that own their buckets and compact them;
     ``delta_commits``: how many commits (snapshots other than COMPACT) the table has had, counted
-    only when `full-compaction.delta-commits` is set (compaction snapshots must not advance it).
+    only when `full-compaction.delta-commits` is set (compaction snapshots must not advance it);
+    ``index_files``: dynamic-bucket tables, each bucket's hash index file at the snapshot.
     """
 
     snapshot_id: int | None = None
     max_sequence: dict[tuple[bytes, int], int] = field(default_factory=dict)
     files: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
     delta_commits: int = 0
+    index_files: dict[tuple[bytes, int], IndexFileMeta] = field(default_factory=dict)
 
     @staticmethod
     def from_table(table: Table, with_files: bool = False) -> BucketRestore:
@@ -213,6 +219,13 @@ class BucketRestore:
             restore.max_sequence[key] = max(restore.max_sequence.get(key, -1), e.file.max_sequence_number)
             if restore.files is not None:
                 restore.files.setdefault(key, []).append(e.file)
+        if is_dynamic_bucket(table):
+            from ..index.bucket_assigner import snapshot_index_entries
+            for ie in snapshot_index_entries(table, snapshot):
+                if (ie.partition, ie.bucket) in restore.index_files:
+                    raise ValueError(f"snapshot {snapshot.id} of {table.path} has several hash index files for "
+                                     f"bucket {ie.bucket} of one partition")
+                restore.index_files[(ie.partition, ie.bucket)] = ie.index_file
         return restore
 
 
@@ -222,11 +235,18 @@ class TableWrite:
     Primary-key tables: one MergeTreeWriter per (partition, bucket). ``stride``/``slot`` make the
     sequence numbers of tasks that share a bucket in one commit distinct; ``clustered`` says this
     task owns its buckets (the package clustered the input), so it may compact them.
+
+    Dynamic-bucket tables (bucket=-1): a batch carrying an int column `_paimon_ds_bucket` (BUCKET_COLUMN)
+    is written to those buckets (assigned upstream, one assigner per key); otherwise this write is the
+    table's single assigner (one DynamicBucketAssigner over the restore snapshot's hash index). Each
+    bucket written keeps its hash index (HashIndexMaintainer), and its message carries the new index
+    file and the one it replaces. ``overwrite``: the data replaces the partitions written, so the
+    existing index is ignored (Paimon's overwrite assigns and indexes afresh).
     """
 
     def __init__(self, table: Table, commit_user: str | None = None, job_prefix: str | None = None,
                  restore: BucketRestore | None = None, stride: int = 1, slot: int = 0,
-                 clustered: bool = False, row_kind_column: str | None = None) -> None:
+                 clustered: bool = False, row_kind_column: str | None = None, overwrite: bool = False) -> None:
         """``row_kind_column``: an input column (not of the table) giving each row's kind (+I, -U, +U, -D);
         row-level DELETE / UPDATE / MERGE write their changes to primary-key tables through it."""
         self.table = table
@@ -258,6 +278,14 @@ class TableWrite:
             every = table.options.raw.get("full-compaction.delta-commits")
             # this write is the table's (delta_commits + 1)-th commit; COMPACT snapshots do not count
             self.full_compaction = bool(every) and (self.restore.delta_commits + 1) % int(every) == 0
+        self.dynamic = is_dynamic_bucket(table)
+        # cross-partition upsert (primary key without every partition key, bucket=-1): the package's global
+        # index assigners give each row its bucket (and -D rows for keys that moved); no hash index is kept
+        self.cross_partition = self.primary_key and table.bucket == -1 and not self.dynamic
+        self.overwrite = overwrite
+        self.index_namer = IndexFileNamer(job_prefix)
+        self.index_maintainers: dict[tuple[bytes, int], HashIndexMaintainer] = {}
+        self.assigner: DynamicBucketAssigner | None = None
 
     # ---------------------------------------------------------------- input
     def align(self, batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -288,7 +316,20 @@ class TableWrite:
             if idx < 0:
                 raise SchemaError(f"the input has no row-kind column {self.row_kind_column!r}")
             kind_names, batch = batch.column(idx), batch.drop_columns([self.row_kind_column])
+        given_buckets = None
+        if self.dynamic or self.cross_partition:
+            given_buckets, batch = self._given_buckets(batch)
         batch = self.align(batch)
+        buckets = hashes = None
+        if self.dynamic:
+            hashes = key_hashes(self.table, batch)
+            buckets = given_buckets if given_buckets is not None else self._assigner().assign(batch, hashes)
+        elif self.cross_partition:
+            if given_buckets is None:
+                raise OptionError(f"{self.table.path} is a cross-partition upsert table (its primary key lacks a "
+                                  "partition key): each row's (partition, bucket) comes from the global key index; "
+                                  "write it with paimon_ds.write()")
+            buckets = given_buckets
         if kind_names is not None:
             kinds = self._parse_kinds(kind_names, self.row_kind_column)
             if not self.primary_key and kinds.any():
@@ -297,15 +338,52 @@ class TableWrite:
             kinds = kinds if self.primary_key else None
         else:
             kinds = self._row_kinds(batch) if self.primary_key else None
-        for (part_key, bucket), rows, idx in self._route(batch):
+        for (part_key, bucket), rows, idx in self._route(batch, buckets):
             writer = self.writers.get((part_key, bucket))
             if writer is None:
                 writer = self._new_writer(part_key, bucket, rows)
+            if hashes is not None:
+                self._maintainer(part_key, bucket).notify(hashes if idx is None else hashes[idx.to_numpy()])
             if kinds is None:
                 writer.add(rows)
             else:
                 writer.write(rows, kinds if idx is None else kinds[idx.to_numpy()])
         self._bound_memory()
+
+    def _given_buckets(self, batch: pa.RecordBatch) -> tuple[np.ndarray | None, pa.RecordBatch]:
+        """The buckets an upstream assigner put in BUCKET_COLUMN (and the batch without it), if any."""
+        idx = batch.schema.get_field_index(BUCKET_COLUMN)
+        if idx < 0:
+            return None, batch
+        col = batch.column(idx)
+        if not pa.types.is_integer(col.type) or col.null_count:
+            raise SchemaError(f"column {BUCKET_COLUMN!r} must hold a non-null integer bucket for every row")
+        buckets = col.to_numpy(zero_copy_only=False).astype(np.int32)
+        if len(buckets) and (buckets.min() < 0 or buckets.max() >= 32767):
+            raise SchemaError(f"column {BUCKET_COLUMN!r} holds bucket ids outside [0, 32767)")
+        return buckets, batch.drop_columns([BUCKET_COLUMN])
+
+    def _assigner(self) -> DynamicBucketAssigner:
+        """This write as the table's one assigner, from the same snapshot its writers restore from."""
+        if self.assigner is None:
+            if self.stride > 1 or self.clustered:
+                # tasks sharing a commit would each open buckets and place one key apart: one assigner only
+                raise OptionError(
+                    f"{self.table.path} is a dynamic-bucket table (bucket=-1): its rows need their bucket from one "
+                    f"assigner per key, which a write from several tasks cannot give; write it with "
+                    f"paimon_ds.write() (which assigns buckets in a shuffle) or give each row its bucket in "
+                    f"column {BUCKET_COLUMN!r}")
+            # nothing committed at the restore point: no index to start from, as for an overwrite
+            self.assigner = DynamicBucketAssigner(self.table, snapshot=self.restore.snapshot_id,
+                                                  overwrite=self.overwrite or self.restore.snapshot_id is None)
+        return self.assigner
+
+    def _maintainer(self, part_key: bytes, bucket: int) -> HashIndexMaintainer:
+        m = self.index_maintainers.get((part_key, bucket))
+        if m is None:
+            base = None if self.overwrite else self.restore.index_files.get((part_key, bucket))
+            m = self.index_maintainers[(part_key, bucket)] = HashIndexMaintainer(self.table, base, self.index_namer)
+        return m
 
     def _row_kinds(self, batch: pa.RecordBatch) -> np.ndarray:
         """Each row's kind: +I, or what the `rowkind.field` column says (+I, -U, +U, -D)."""
@@ -323,13 +401,15 @@ class TableWrite:
             raise SchemaError(f"{what} holds {bad}; row kinds are +I, -U, +U, -D")
         return np.array(list(ROW_KINDS.values()), dtype=np.int8)[codes.to_numpy()]
 
-    def _route(self, batch: pa.RecordBatch):
+    def _route(self, batch: pa.RecordBatch, dynamic_buckets: np.ndarray | None = None):
         """Split a batch by (partition, bucket), vectorised: one group-by per batch, no per-row Python."""
         n = batch.num_rows
-        if not self.partition_idx and self.num_buckets <= 0:
+        if dynamic_buckets is None and not self.partition_idx and self.num_buckets <= 0:
             yield (serialize_arrow_row([], []), 0), batch, None
             return
-        if self.num_buckets > 0:
+        if dynamic_buckets is not None:
+            buckets = dynamic_buckets
+        elif self.num_buckets > 0:
             cols = [batch.column(i) for i in self.bucket_idx]
             buckets = bucket_ids(cols, [self.schema.fields[i].type for i in self.bucket_idx], self.num_buckets)
         else:
@@ -337,7 +417,7 @@ class TableWrite:
         if not self.partition_idx:
             # buckets only: one stable argsort and slices instead of a hash group-by
             order = np.argsort(buckets, kind="stable")
-            counts = np.bincount(buckets, minlength=self.num_buckets)
+            counts = np.bincount(buckets, minlength=max(self.num_buckets, 0))
             part_key = serialize_arrow_row([], [])
             self.partition_dirs.setdefault(part_key, "")
             nonzero = np.flatnonzero(counts)
@@ -400,11 +480,18 @@ class TableWrite:
             for (part_key, bucket), writer in self.writers.items():
                 new, before, after = writer.prepare_commit()
                 changelog = writer.take_changelog()
-                if new or before or after or changelog:
+                new_index, old_index = None, None
+                maintainer = self.index_maintainers.get((part_key, bucket))
+                if maintainer is not None:
+                    new_index, old_index = maintainer.prepare_commit()
+                if new or before or after or changelog or new_index:
                     messages.append(CommitMessage(part_key, bucket, total_buckets, new,
                                                   self.partition_dirs.get(part_key, ""), before, after,
-                                                  changelog_files=changelog))
+                                                  changelog_files=changelog,
+                                                  new_index_files=[new_index] if new_index else [],
+                                                  deleted_index_files=[old_index] if new_index and old_index else []))
             self.writers.clear()
+            self.index_maintainers.clear()
             return messages
         for (part_key, bucket), writer in self.writers.items():
             files = writer.close()
@@ -418,3 +505,6 @@ class TableWrite:
         for writer in self.writers.values():
             writer.abort()
         self.writers.clear()
+        for maintainer in self.index_maintainers.values():
+            maintainer.abort()
+        self.index_maintainers.clear()

@@ -9,52 +9,185 @@ compact(): the dedicated compaction job, one Spark task per bucket worth compact
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.types import IntegerType, StructField, StructType
+from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from ..format.bucket import bucket_ids
 from ..format.partition import partition_filter
 from ..operation.compact import plan_compaction, run_compaction
 from ..snapshot import Snapshot
 from ..table import Table
+from .source import COMMIT_IDENTIFIER_OPTION, COMMIT_USER_OPTION, ROW_KIND_COLUMN_OPTION
 from .types import input_arrow_schema
-from .write import CLUSTERED_OPTION
+from .write import BUCKET_COLUMN, CLUSTERED_OPTION
 
-BUCKET_COLUMN = "_paimon_ds_bucket"
+CHANNEL_COLUMN = "_paimon_ds_channel"  # a row's bucket-assigner channel
+ROW_KIND_COLUMN = "_paimon_ds_row_kind"  # cross-partition upserts: -D rows for keys that left a partition
 
 
 def write(df: DataFrame, path: str, mode: str = "append", options: dict[str, Any] | None = None,
           parallelism: int | None = None) -> None:
-    """Write ``df`` clustered by (partition, bucket): one writer per bucket, which compacts inline."""
+    """Write ``df`` clustered by (partition, bucket): one writer per bucket, which compacts inline.
+
+    Dynamic-bucket tables (bucket=-1) first route rows to bucket assigners, as Paimon's Flink sinks do:
+    by (partition, key) hash to HashBucketAssigner channels (primary key holding the partition keys), or
+    by key hash to global-index assigners (cross-partition upsert), then by (partition, bucket) to writers.
+    """
     opts = {str(k).lower(): str(v) for k, v in (options or {}).items()}
     table = Table.for_write(path, input_arrow_schema(df.schema), opts)
+    n = parallelism or int(df.sparkSession.conf.get("spark.sql.shuffle.partitions", "200"))
+    job_options: dict[str, str] = {}
     writer_df = df
     if table.bucket > 0:
-        schema = table.schema
-        keys = schema.bucket_keys
-        key_types = [schema.field(k).type for k in keys]
-        arrow_by_name = {f.name: f.type for f in schema.arrow_schema()}
-        num_buckets = table.bucket
-
-        def add_bucket(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            for b in batches:
-                cols = [b.column(b.schema.get_field_index(k)).cast(arrow_by_name[k]) for k in keys]
-                ids = bucket_ids(cols, key_types, num_buckets)
-                yield b.append_column(BUCKET_COLUMN, pa.array(ids, pa.int32()))
-
-        out_schema = StructType(list(df.schema.fields) + [StructField(BUCKET_COLUMN, IntegerType(), False)])
-        n = parallelism or int(df.sparkSession.conf.get("spark.sql.shuffle.partitions", "200"))
-        writer_df = (df.mapInArrow(add_bucket, out_schema)
-                     .repartition(n, *schema.partition_keys, BUCKET_COLUMN)
-                     .drop(BUCKET_COLUMN))
+        writer_df = _with_fixed_buckets(df, table, n).repartition(n, *table.partition_keys, BUCKET_COLUMN) \
+            .drop(BUCKET_COLUMN)
+    elif table.schema.primary_keys:
+        from ..index.global_index import is_cross_partition
+        from .types import spark_schema
+        # the assigners hash keys as the table types them
+        df = df.select(*[df[f.name].cast(f.dataType).alias(f.name) for f in spark_schema(table.arrow_schema())])
+        channels = int(opts.get("dynamic-bucket.assigner-parallelism") or
+                       table.options.raw.get("dynamic-bucket.assigner-parallelism") or n)
+        if is_cross_partition(table.schema):
+            assigned = _with_global_index_buckets(df, table, channels, overwrite=mode == "overwrite")
+            job_options[ROW_KIND_COLUMN_OPTION] = ROW_KIND_COLUMN
+        else:
+            assigned = _with_dynamic_buckets(df, table, channels, overwrite=mode == "overwrite")
+        # the writers read each row's bucket from BUCKET_COLUMN
+        writer_df = assigned.repartition(n, *table.partition_keys, BUCKET_COLUMN)
     w = writer_df.write.format("paimon").mode(mode).option(CLUSTERED_OPTION, "true")
-    for k, v in (options or {}).items():
+    for k, v in {**(options or {}), **job_options}.items():
         w = w.option(k, str(v))
     w.save(path)
+
+
+def foreach_batch_writer(path: str, commit_user: str, options: dict[str, Any] | None = None,
+                         parallelism: int | None = None) -> Callable[[DataFrame, int], None]:
+    """A `writeStream.foreachBatch` function: each micro-batch goes through write() (the package's shuffle,
+    which dynamic-bucket tables need) and is committed once as ``commit_user`` with the batch id as its
+    identifier, so a batch Spark replays after a failure is dropped. Keep ``commit_user`` with the query's
+    checkpoint (e.g. the query name): a new user is a new query to the table."""
+    if not commit_user:
+        raise ValueError("foreach_batch_writer needs a commit_user that stays the same across restarts")
+
+    def write_batch(batch: DataFrame, batch_id: int) -> None:
+        write(batch, path, "append", {**(options or {}), COMMIT_USER_OPTION: commit_user,
+                                       COMMIT_IDENTIFIER_OPTION: str(batch_id)}, parallelism)
+
+    return write_batch
+
+
+def _with_fixed_buckets(df: DataFrame, table: Table, n: int) -> DataFrame:
+    schema = table.schema
+    keys = schema.bucket_keys
+    key_types = [schema.field(k).type for k in keys]
+    arrow_by_name = {f.name: f.type for f in schema.arrow_schema()}
+    num_buckets = table.bucket
+
+    def add_bucket(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for b in batches:
+            cols = [b.column(b.schema.get_field_index(k)).cast(arrow_by_name[k]) for k in keys]
+            ids = bucket_ids(cols, key_types, num_buckets)
+            yield b.append_column(BUCKET_COLUMN, pa.array(ids, pa.int32()))
+
+    out_schema = StructType(list(df.schema.fields) + [StructField(BUCKET_COLUMN, IntegerType(), False)])
+    return df.mapInArrow(add_bucket, out_schema)
+
+
+def _routed(df: DataFrame, channel_of: Callable[[pa.RecordBatch], np.ndarray], channels: int) -> DataFrame:
+    """``df`` with each row's assigner channel, repartitioned so that a channel's rows meet in one task."""
+    def add_channel(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for b in batches:
+            yield b.append_column(CHANNEL_COLUMN, pa.array(channel_of(b), pa.int32()))
+
+    out_schema = StructType(list(df.schema.fields) + [StructField(CHANNEL_COLUMN, IntegerType(), False)])
+    return df.mapInArrow(add_channel, out_schema).repartition(channels, CHANNEL_COLUMN)
+
+
+def _per_channel(batch: pa.RecordBatch) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """A batch's rows by assigner channel (Spark's hash partitioning may put several channels in one task)."""
+    channel = batch.column(batch.schema.get_field_index(CHANNEL_COLUMN))
+    rows = batch.drop_columns([CHANNEL_COLUMN])
+    ids = pc.unique(channel).to_pylist()
+    if len(ids) == 1:
+        yield ids[0], rows
+        return
+    for c in ids:
+        yield c, rows.filter(pc.equal(channel, c))
+
+
+def _with_dynamic_buckets(df: DataFrame, table: Table, channels: int, overwrite: bool) -> DataFrame:
+    """HASH_DYNAMIC: route by (partition, key) hash to HashBucketAssigner channels; each gives buckets."""
+    from ..index.bucket_assigner import (
+        DynamicBucketAssigner,
+        assigner_ids,
+        default_num_assigners,
+        key_hashes,
+        partition_hashes,
+    )
+    num_assigners = min(default_num_assigners(table, channels), channels)
+    snapshot = table.latest_snapshot()
+    snapshot_id = snapshot.id if snapshot else None
+
+    def channel_of(b: pa.RecordBatch) -> np.ndarray:
+        return assigner_ids(partition_hashes(table, b), key_hashes(table, b), channels, num_assigners)
+
+    def assign(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        assigners: dict[int, DynamicBucketAssigner] = {}
+        for b in batches:
+            for channel, rows in _per_channel(b):
+                assigner = assigners.get(channel)
+                if assigner is None:
+                    assigner = assigners[channel] = DynamicBucketAssigner(
+                        table, channels, num_assigners, channel, snapshot=snapshot_id, overwrite=overwrite)
+                yield rows.append_column(BUCKET_COLUMN, pa.array(assigner.assign(rows), pa.int32()))
+
+    out_schema = StructType(list(df.schema.fields) + [StructField(BUCKET_COLUMN, IntegerType(), False)])
+    return _routed(df, channel_of, channels).mapInArrow(assign, out_schema)
+
+
+def _with_global_index_buckets(df: DataFrame, table: Table, channels: int, overwrite: bool) -> DataFrame:
+    """Cross-partition upsert: route by key hash to global-index assigners (each bootstraps its keys from
+    the table); they give each row its (partition, bucket) and a row kind, and -D rows for keys that moved."""
+    from ..index.global_index import GlobalIndexAssigner, row_channels
+    if overwrite:
+        raise ValueError("overwrite of a cross-partition upsert table is not supported: its keys may live in any "
+                         "partition; delete the rows (paimon_ds.delete) and append instead")
+    names = df.columns
+
+    def channel_of(b: pa.RecordBatch) -> np.ndarray:
+        return row_channels(table.schema, b, channels)
+
+    def assign(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import tempfile
+        assigners: dict[int, GlobalIndexAssigner] = {}
+        work = tempfile.mkdtemp(prefix="paimon_ds-index-")
+        try:
+            for b in batches:
+                for channel, rows in _per_channel(b):
+                    assigner = assigners.get(channel)
+                    if assigner is None:
+                        assigner = assigners[channel] = GlobalIndexAssigner(
+                            table, f"{work}/{channel}", channels, channel)
+                        assigner.bootstrap()
+                    out = assigner.process(rows)
+                    if out.num_rows:
+                        yield out.select([*names, BUCKET_COLUMN, ROW_KIND_COLUMN])
+        finally:
+            for assigner in assigners.values():
+                assigner.close()
+            import shutil
+            shutil.rmtree(work, ignore_errors=True)
+
+    out_schema = StructType(list(df.schema.fields) + [StructField(BUCKET_COLUMN, IntegerType(), False),
+                                                      StructField(ROW_KIND_COLUMN, StringType(), False)])
+    return _routed(df, channel_of, channels).mapInArrow(assign, out_schema)
 
 
 def compact(spark: SparkSession, path: str, full: bool = False, options: dict[str, Any] | None = None,

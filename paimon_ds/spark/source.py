@@ -27,8 +27,11 @@ FILE_COLUMN_OPTION = "paimon_ds.file-column"
 ONLY_FILES_OPTION = "paimon_ds.only-files"
 REPLACE_FILES_OPTION = "paimon_ds.replace-files"
 OVERWRITE_PARTITION_OPTION = "paimon_ds.overwrite-partition"
+# foreach_batch_writer: commit each micro-batch once, as this user with the batch id as identifier
+COMMIT_USER_OPTION = "paimon_ds.commit-user"
+COMMIT_IDENTIFIER_OPTION = "paimon_ds.commit-identifier"
 JOB_OPTIONS = {ROW_KIND_COLUMN_OPTION, FILE_COLUMN_OPTION, ONLY_FILES_OPTION, REPLACE_FILES_OPTION,
-               OVERWRITE_PARTITION_OPTION}
+               OVERWRITE_PARTITION_OPTION, COMMIT_USER_OPTION, COMMIT_IDENTIFIER_OPTION}
 
 
 def table_path(options: dict[str, str]) -> str:

@@ -39,10 +39,27 @@ def run(spark: SparkSession, statement: str, warehouse: str | None = None) -> Da
         if kind in _REFUSED:
             raise SqlError(f"{_REFUSED[kind]} is not supported on Paimon tables by paimon_ds.sql")
         return spark.sql(statement)
-    if kind == "InsertIntoStatement" and plan.partitionSpec().isEmpty():
+    if kind == "InsertIntoStatement" and plan.partitionSpec().isEmpty() and not _needs_package_write(
+            spark, warehouse, plan):
         return spark.sql(statement)  # plain INSERT: Spark routes it to the attached table itself
     context = _Context(spark, warehouse)
     return handler(context, plan)
+
+
+def _needs_package_write(spark: SparkSession, warehouse: str | None, plan: Any) -> bool:
+    """Whether an INSERT targets a dynamic-bucket table of the warehouse, whose rows must go through the
+    package's bucket assigners (paimon_ds.write) rather than Spark's plain write."""
+    if not (warehouse or spark.conf.get(WAREHOUSE_CONF, None)):
+        return False
+    ctx = _Context(spark, warehouse)
+    try:
+        ident = ctx.identifier(_names(plan.table()))
+        if not ctx.catalog.database_exists(ident.database) or not ctx.catalog.table_exists(ident):
+            return False
+        table = ctx.catalog.get_table(ident)
+    except (SqlError, CatalogError):
+        return False
+    return bool(table.schema.primary_keys) and table.bucket == -1
 
 
 def _parse(spark: SparkSession, statement: str) -> Any:
@@ -369,9 +386,10 @@ def _merge(ctx: _Context, plan: Any) -> None:
                    target_alias, source_alias, ctx.storage_options)
 
 
-def _insert_with_partition(ctx: _Context, plan: Any) -> None:
-    """INSERT INTO / OVERWRITE t PARTITION (k='v', ...) SELECT ...: static values become columns; an
-    overwrite replaces what the static part names (Paimon's default static overwrite mode)."""
+def _insert(ctx: _Context, plan: Any) -> None:
+    """INSERT INTO / OVERWRITE t [PARTITION (k='v', ...)] SELECT ...: static partition values become columns,
+    and an overwrite replaces what the static part names (Paimon's default static overwrite mode).
+    Dynamic-bucket tables are written through the package's bucket assigners (paimon_ds.write)."""
     _, table = ctx.table(_names(plan.table()))
     spec = {k: _opt(v) for k, v in _map(plan.partitionSpec()).items()}
     unknown = [k for k in spec if k not in table.partition_keys]
@@ -387,17 +405,20 @@ def _insert_with_partition(ctx: _Context, plan: Any) -> None:
         given = ", ".join(f"{k}={v}" for k, v in static.items())
         raise SqlError(f"INSERT into {table.path} with PARTITION ({given}) expects {len(data_cols)} column(s) "
                        f"({', '.join(data_cols)}), the query gives {len(df.columns)}")
-    types = {f.name: f.type for f in table.arrow_schema()}
     from .types import spark_schema
-    spark_types = {f.name: f.dataType for f in spark_schema(pa.schema([pa.field(n, types[n]) for n in names])).fields}
+    spark_types = {f.name: f.dataType for f in spark_schema(table.arrow_schema()).fields}
     df = df.toDF(*data_cols)
     df = df.select(*[(F.lit(static[n]) if n in static else F.col(n) if n in data_cols else F.lit(None))
                      .cast(spark_types[n]).alias(n) for n in names])
-    writer = df.write.format("paimon")
-    if plan.overwrite():
-        writer = writer.mode("overwrite").option(OVERWRITE_PARTITION_OPTION, json.dumps(static))
-    else:
-        writer = writer.mode("append")
+    overwrite = bool(plan.overwrite())
+    options = {OVERWRITE_PARTITION_OPTION: json.dumps(static)} if overwrite and static else {}
+    if table.schema.primary_keys and table.bucket == -1:
+        from .cluster import write
+        write(df, table.path, "overwrite" if overwrite else "append", options)
+        return
+    writer = df.write.format("paimon").mode("overwrite" if overwrite else "append")
+    for k, v in options.items():
+        writer = writer.option(k, v)
     writer.save(table.path)
 
 
@@ -502,7 +523,7 @@ _HANDLERS: dict[str, Callable[[_Context, Any], Any]] = {
     "DeleteFromTable": _delete,
     "UpdateTable": _update,
     "MergeIntoTable": _merge,
-    "InsertIntoStatement": _insert_with_partition,
+    "InsertIntoStatement": _insert,
     "Call": _call,
 }
 

@@ -92,6 +92,10 @@ class PaimonStreamWriter(StreamWriterBase):
         self.overwrite = overwrite  # complete output mode
         self.input_schema = input_arrow_schema(schema)
         self.table = Table.for_write(path, self.input_schema, options, storage_options)
+        if self.table.schema.primary_keys and self.table.bucket == -1:
+            raise OptionError(f"{self.table.path} is a dynamic-bucket table (bucket=-1): a stream reaches its bucket "
+                              "assigners through the package's shuffle; use writeStream.foreachBatch("
+                              "paimon_ds.foreach_batch_writer(path, commit_user)) instead of format('paimon')")
         self.restore = BucketRestore.from_table(self.table) if self.table.schema.primary_keys else None
 
     def write(self, iterator: Iterator) -> StreamCommitMessage:

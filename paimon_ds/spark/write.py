@@ -13,11 +13,19 @@ from ..operation.messages import CommitMessage
 from ..operation.write import BucketRestore, job_file_prefix, new_job_prefix
 from ..options import OptionError, parse_bool
 from ..table import Table
-from .source import OVERWRITE_PARTITION_OPTION, REPLACE_FILES_OPTION, ROW_KIND_COLUMN_OPTION
+from .source import (
+    COMMIT_IDENTIFIER_OPTION,
+    COMMIT_USER_OPTION,
+    OVERWRITE_PARTITION_OPTION,
+    REPLACE_FILES_OPTION,
+    ROW_KIND_COLUMN_OPTION,
+)
 from .types import input_arrow_schema
 
 # Internal option set by paimon_ds.write(): the input is clustered by (partition, bucket).
 CLUSTERED_OPTION = "paimon_ds.clustered"
+# The bucket of each row of a dynamic-bucket table, given by the package's assigners (spark/cluster.py).
+BUCKET_COLUMN = "_paimon_ds_bucket"
 # Tasks that share a bucket in one commit interleave sequence numbers: task i takes base + 1 + n * STRIDE + i.
 TASK_STRIDE = 1 << 16
 
@@ -51,14 +59,25 @@ class PaimonBatchWriter(DataSourceArrowWriter):
         table_opts = {k: v for k, v in options.items() if k != "partitionoverwritemode"}
         self.row_kind_column = job_options.get(ROW_KIND_COLUMN_OPTION)
         input_schema = input_arrow_schema(schema)
-        if self.row_kind_column is not None:
-            input_schema = input_schema.remove(input_schema.get_field_index(self.row_kind_column))
+        # columns of the package's own jobs, not of the table: row kinds, and buckets its assigners gave
+        for extra in (self.row_kind_column, BUCKET_COLUMN):
+            if extra is not None and extra in input_schema.names:
+                input_schema = input_schema.remove(input_schema.get_field_index(extra))
         replace = job_options.get(REPLACE_FILES_OPTION)
         self.replace_files: list[str] | None = json.loads(replace) if replace is not None else None
         static = job_options.get(OVERWRITE_PARTITION_OPTION)
         self.static_partition: dict | None = json.loads(static) if static is not None else None
         # Resolve (and check) the table on the driver at planning time: bad input fails before any task.
         self.table = Table.for_write(path, input_schema, table_opts, storage_options)
+        if self.table.schema.primary_keys and self.table.bucket == -1 and BUCKET_COLUMN not in schema.names:
+            raise OptionError(
+                f"{self.table.path} is a dynamic-bucket table (bucket=-1): its rows must reach the bucket assigners "
+                "by key first, which Spark cannot be asked for by a Python data source. Write it with "
+                "paimon_ds.write(df, path), INSERT through paimon_ds.sql, or stream with "
+                "foreachBatch(paimon_ds.foreach_batch_writer(path, commit_user))")
+        self.commit_user = job_options.get(COMMIT_USER_OPTION)
+        identifier = job_options.get(COMMIT_IDENTIFIER_OPTION)
+        self.commit_identifier = int(identifier) if identifier is not None else None
         self.partition_filter = None
         if self.static_partition is not None:
             from ..format.partition import PartitionFilter
@@ -80,7 +99,7 @@ class PaimonBatchWriter(DataSourceArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
         table_write = self.table.new_write(job_prefix=self.job_prefix, row_kind_column=self.row_kind_column,
-                                           **self._task_layout())
+                                           overwrite=self.overwrite, **self._task_layout())
         try:
             for batch in iterator:
                 table_write.write_arrow(batch)
@@ -102,7 +121,12 @@ class PaimonBatchWriter(DataSourceArrowWriter):
     def commit(self, messages: list[PaimonCommitMessage | None]) -> None:
         all_messages = [m for pm in messages if pm is not None for m in pm.messages]
         commit = self.table.new_commit()
-        if self.replace_files is not None:
+        if self.commit_identifier is not None:  # one micro-batch of foreach_batch_writer: committed once
+            from ..operation.stream_commit import StreamCommit
+            StreamCommit(self.table, self.commit_user).commit(
+                all_messages, self.commit_identifier, overwrite=self.overwrite,
+                base_snapshot_id=self.restore.snapshot_id if self.restore else None)
+        elif self.replace_files is not None:
             commit.replace_files(all_messages, self.replace_files)
         elif self.partition_filter is not None:
             commit.overwrite(all_messages, partitions=self.partition_filter)

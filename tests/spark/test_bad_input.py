@@ -134,9 +134,11 @@ def test_error_and_ignore_modes_are_refused_by_spark(spark, table, mode):
     assert state(spark, table) == before
 
 
-def test_primary_key_table_without_fixed_bucket_is_refused(spark, tmp_path):
+def test_plain_write_of_a_dynamic_bucket_table_is_refused_before_any_task(spark, tmp_path):
+    """A primary-key table without 'bucket' is a dynamic-bucket table (Paimon's default, -1): only the
+    package's shuffle (paimon_ds.write) can bring its rows to the bucket assigners."""
     path = str(tmp_path / "pk")
-    with pytest.raises(Exception, match="primary-key tables need a fixed number of buckets"):
+    with pytest.raises(Exception, match=r"dynamic-bucket table \(bucket=-1\).*paimon_ds.write\(df, path\)"):
         save(spark.range(3), path, **{"primary-key": "id"})
     assert not os.path.exists(path)
 
