@@ -11,12 +11,12 @@ commit writes a new full file only if some hash was new; the commit replaces the
 
 from __future__ import annotations
 
-import uuid
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..fs import FileIO
+from ..operation.names import FileNamer
 from .manifest import HASH_INDEX, IndexFileMeta
 
 if TYPE_CHECKING:
@@ -27,24 +27,12 @@ INDEX_DIR = "index"
 _PENDING_LIMIT = 1 << 20
 
 
-class IndexFileNamer:
-    """`index-<uuid>-<n>`, one uuid per writer, as Paimon's FileStorePathFactory.indexFileFactory.
-
-    ``job_prefix`` (12 hex digits) replaces the uuid's first two groups, as DataFileNamer does, so a
-    failed job's index files are found by name with its data files.
-    """
+class IndexFileNamer(FileNamer):
+    """`index-<uuid>-<n>`, one uuid per writer, as Paimon's FileStorePathFactory.indexFileFactory (see FileNamer:
+    a failed job's index files are found by name with its data files)."""
 
     def __init__(self, job_prefix: str | None = None) -> None:
-        u = uuid.uuid4().hex
-        if job_prefix:
-            u = job_prefix + u[12:]
-        self.uuid = f"{u[:8]}-{u[8:12]}-{u[12:16]}-{u[16:20]}-{u[20:]}"
-        self.count = 0
-
-    def next(self) -> str:
-        name = f"index-{self.uuid}-{self.count}"
-        self.count += 1
-        return name
+        super().__init__(job_prefix, "index", "")
 
 
 def index_path(table_root: str, file_name: str) -> str:

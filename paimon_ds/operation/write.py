@@ -28,36 +28,21 @@ from ..manifest.meta import DataFileMeta, FileSource
 from ..options import OptionError
 from ..types import SchemaError
 from .messages import CommitMessage
+from .names import FileNamer
 
 if TYPE_CHECKING:
     from ..table import Table
 
 
-class DataFileNamer:
-    """`data-<uuid>-<n>.parquet`, one uuid per write task as Paimon's DataFilePathFactory.
+class DataFileNamer(FileNamer):
+    """`data-<uuid>-<n>.parquet`, one uuid per write task as Paimon's DataFilePathFactory (see FileNamer)."""
 
-    ``job_prefix`` (12 hex digits) replaces the uuid's first two groups, so that every file of
-    one job can be found (and deleted) by name when the job fails: see `job_file_prefix`.
-    """
+    def __init__(self, job_prefix: str | None = None) -> None:
+        super().__init__(job_prefix, "data", ".parquet")
 
-    def __init__(self, job_prefix: str | None = None, kind: str = "data") -> None:
-        u = uuid.uuid4().hex
-        if job_prefix:
-            u = job_prefix + u[12:]
-        self.uuid = f"{u[:8]}-{u[8:12]}-{u[12:16]}-{u[16:20]}-{u[20:]}"
-        self.kind = kind
-        self.count = 0
-
-    def changelog_namer(self) -> DataFileNamer:
+    def changelog_namer(self) -> FileNamer:
         """`changelog-<uuid>-<n>.parquet`: the same uuid (and job prefix), Paimon's changelog file names."""
-        namer = DataFileNamer(kind="changelog")
-        namer.uuid = self.uuid
-        return namer
-
-    def next(self) -> str:
-        name = f"{self.kind}-{self.uuid}-{self.count}.parquet"
-        self.count += 1
-        return name
+        return self.sibling("changelog")
 
 
 class ParquetSink:

@@ -40,7 +40,11 @@ def write(df: DataFrame, path: str, mode: str = "append", options: dict[str, Any
     by key hash to global-index assigners (cross-partition upsert), then by (partition, bucket) to writers.
     """
     opts = {str(k).lower(): str(v) for k, v in (options or {}).items()}
-    table = Table.for_write(path, input_arrow_schema(df.schema), opts)
+    kind_column = opts.get(ROW_KIND_COLUMN_OPTION)
+    data_schema = input_arrow_schema(df.schema)
+    if kind_column:
+        data_schema = data_schema.remove(data_schema.get_field_index(kind_column))
+    table = Table.for_write(path, data_schema, opts)
     n = parallelism or int(df.sparkSession.conf.get("spark.sql.shuffle.partitions", "200"))
     job_options: dict[str, str] = {}
     writer_df = df
@@ -50,13 +54,14 @@ def write(df: DataFrame, path: str, mode: str = "append", options: dict[str, Any
     elif table.schema.primary_keys:
         from ..index.global_index import is_cross_partition
         from .types import spark_schema
-        # the assigners hash keys as the table types them
-        df = df.select(*[df[f.name].cast(f.dataType).alias(f.name) for f in spark_schema(table.arrow_schema())])
+        # the assigners hash keys as the table types them; a row-kind column (row-level changes) goes along
+        df = df.select(*[df[f.name].cast(f.dataType).alias(f.name) for f in spark_schema(table.arrow_schema())],
+                       *([kind_column] if kind_column else []))
         channels = int(opts.get("dynamic-bucket.assigner-parallelism") or
                        table.options.raw.get("dynamic-bucket.assigner-parallelism") or n)
         if is_cross_partition(table.schema):
-            assigned = _with_global_index_buckets(df, table, channels, overwrite=mode == "overwrite")
-            job_options[ROW_KIND_COLUMN_OPTION] = ROW_KIND_COLUMN
+            assigned = _with_global_index_buckets(df, table, channels, mode == "overwrite", kind_column)
+            job_options[ROW_KIND_COLUMN_OPTION] = ROW_KIND_COLUMN  # the assigner's kinds replace the input's
         else:
             assigned = _with_dynamic_buckets(df, table, channels, overwrite=mode == "overwrite")
         # the writers read each row's bucket from BUCKET_COLUMN
@@ -152,14 +157,15 @@ def _with_dynamic_buckets(df: DataFrame, table: Table, channels: int, overwrite:
     return _routed(df, channel_of, channels).mapInArrow(assign, out_schema)
 
 
-def _with_global_index_buckets(df: DataFrame, table: Table, channels: int, overwrite: bool) -> DataFrame:
+def _with_global_index_buckets(df: DataFrame, table: Table, channels: int, overwrite: bool,
+                               kind_column: str | None = None) -> DataFrame:
     """Cross-partition upsert: route by key hash to global-index assigners (each bootstraps its keys from
     the table); they give each row its (partition, bucket) and a row kind, and -D rows for keys that moved."""
     from ..index.global_index import GlobalIndexAssigner, row_channels
     if overwrite:
         raise ValueError("overwrite of a cross-partition upsert table is not supported: its keys may live in any "
                          "partition; delete the rows (paimon_ds.delete) and append instead")
-    names = df.columns
+    names = [c for c in df.columns if c != kind_column]
 
     def channel_of(b: pa.RecordBatch) -> np.ndarray:
         return row_channels(table.schema, b, channels)
@@ -174,7 +180,7 @@ def _with_global_index_buckets(df: DataFrame, table: Table, channels: int, overw
                     assigner = assigners.get(channel)
                     if assigner is None:
                         assigner = assigners[channel] = GlobalIndexAssigner(
-                            table, f"{work}/{channel}", channels, channel)
+                            table, f"{work}/{channel}", channels, channel, row_kind_column=kind_column)
                         assigner.bootstrap()
                     out = assigner.process(rows)
                     if out.num_rows:
@@ -185,8 +191,9 @@ def _with_global_index_buckets(df: DataFrame, table: Table, channels: int, overw
             import shutil
             shutil.rmtree(work, ignore_errors=True)
 
-    out_schema = StructType(list(df.schema.fields) + [StructField(BUCKET_COLUMN, IntegerType(), False),
-                                                      StructField(ROW_KIND_COLUMN, StringType(), False)])
+    out_schema = StructType([f for f in df.schema.fields if f.name != kind_column]
+                            + [StructField(BUCKET_COLUMN, IntegerType(), False),
+                               StructField(ROW_KIND_COLUMN, StringType(), False)])
     return _routed(df, channel_of, channels).mapInArrow(assign, out_schema)
 
 

@@ -105,10 +105,14 @@ def _target(spark: SparkSession, table: Table, snapshot: Snapshot, file_column: 
 
 def _write(df: DataFrame, table: Table, job_options: Mapping[str, str]) -> Snapshot | None:
     before = table.snapshot_manager.latest_id()
-    writer = df.write.format("paimon").mode("append")
-    for k, v in job_options.items():
-        writer = writer.option(k, v)
-    writer.save(table.path)
+    if table.schema.primary_keys and table.bucket == -1:  # dynamic buckets: through the bucket assigners
+        from .cluster import write
+        write(df, table.path, "append", dict(job_options))
+    else:
+        writer = df.write.format("paimon").mode("append")
+        for k, v in job_options.items():
+            writer = writer.option(k, v)
+        writer.save(table.path)
     latest = table.snapshot_manager.latest()
     return latest if latest is not None and latest.id != before else None
 
