@@ -13,15 +13,13 @@ A commit that changes no index keeps the previous manifest's name.
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import fastavro
 
-from ..fs import FileIO
-from ..manifest.files import avro_bytes, read_avro
+from ..manifest.files import AvroListFile
 from ..manifest.meta import FileKind
 
 HASH_INDEX = "HASH"
@@ -98,25 +96,12 @@ class IndexManifestEntry:
             r["_INDEX_TYPE"], r["_FILE_NAME"], r["_FILE_SIZE"], r["_ROW_COUNT"], ranges))
 
 
-class IndexManifestFile:
+class IndexManifestFile(AvroListFile):
     """Writes and reads `manifest/index-manifest-<uuid>-<n>` (Avro, `manifest.compression`)."""
 
-    def __init__(self, io: FileIO, table_root: str, compression: str = "zstd") -> None:
-        self.io = io
-        self.dir = f"{table_root}/manifest"
-        self.compression = compression
-        self._prefix = f"index-manifest-{uuid.uuid4()}-"
-        self._count = 0
-
-    def write(self, entries: Sequence[IndexManifestEntry]) -> str:
-        name = f"{self._prefix}{self._count}"
-        self._count += 1
-        data = avro_bytes(INDEX_MANIFEST_SCHEMA, (e.to_avro() for e in entries), self.compression)
-        self.io.write_bytes(f"{self.dir}/{name}", data)
-        return name
-
-    def read(self, name: str) -> list[IndexManifestEntry]:
-        return [IndexManifestEntry.from_avro(r) for r in read_avro(self.io.read_bytes(f"{self.dir}/{name}"))]
+    kind = "index-manifest"
+    schema = INDEX_MANIFEST_SCHEMA
+    record = IndexManifestEntry
 
 
 def combine(previous: Iterable[IndexManifestEntry], changes: Iterable[IndexManifestEntry]) -> list[IndexManifestEntry]:

@@ -7,7 +7,6 @@ read any older one: fields added after 0.9 are looked up with defaults.
 from __future__ import annotations
 
 import io
-import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -15,6 +14,7 @@ import fastavro
 
 from ..format.binary_row import deserialize_row, serialize_row
 from ..fs import FileIO
+from ..operation.names import FileNamer
 from ..types import DataType
 from .meta import FileKind, ManifestEntry, ManifestFileMeta, SimpleStats
 
@@ -122,13 +122,7 @@ class ManifestFile:
         self.schema_id = schema_id
         self.compression = compression
         self.target_size = target_size
-        self._prefix = f"manifest-{uuid.uuid4()}-"
-        self._count = 0
-
-    def _next_name(self) -> str:
-        name = f"{self._prefix}{self._count}"
-        self._count += 1
-        return name
+        self._names = FileNamer(kind="manifest", suffix="")
 
     def write(self, entries: Sequence[ManifestEntry]) -> list[ManifestFileMeta]:
         """Write entries into one or more manifest files (rolling by target size)."""
@@ -137,7 +131,7 @@ class ManifestFile:
         per_file = max(1, self.target_size // 400)
         for start in range(0, len(entries), per_file):
             chunk = entries[start:start + per_file]
-            name = self._next_name()
+            name = self._names.next()
             data = avro_bytes(MANIFEST_ENTRY_SCHEMA, (e.to_avro() for e in chunk), self.compression)
             self.io.write_bytes(f"{self.dir}/{name}", data)
             metas.append(ManifestFileMeta(
@@ -154,22 +148,32 @@ class ManifestFile:
         return [ManifestEntry.from_avro(r) for r in read_avro(self.io.read_bytes(f"{self.dir}/{name}"))]
 
 
-class ManifestList:
-    """Writes and reads `manifest/manifest-list-<uuid>-<n>` files of ManifestFileMeta records."""
+class AvroListFile:
+    """`manifest/<kind>-<uuid>-<n>`: one Avro file of records (``record`` has to_avro / from_avro)."""
+
+    kind: str
+    schema: dict
+    record: Any
 
     def __init__(self, io: FileIO, table_path: str, compression: str = "zstd") -> None:
         self.io = io
         self.dir = f"{table_path}/manifest"
         self.compression = compression
-        self._prefix = f"manifest-list-{uuid.uuid4()}-"
-        self._count = 0
+        self._names = FileNamer(kind=self.kind, suffix="")
 
-    def write(self, metas: Sequence[ManifestFileMeta]) -> str:
-        name = f"{self._prefix}{self._count}"
-        self._count += 1
-        data = avro_bytes(MANIFEST_FILE_META_SCHEMA, (m.to_avro() for m in metas), self.compression)
-        self.io.write_bytes(f"{self.dir}/{name}", data)
+    def write(self, records: Sequence[Any]) -> str:
+        name = self._names.next()
+        self.io.write_bytes(f"{self.dir}/{name}",
+                            avro_bytes(self.schema, (r.to_avro() for r in records), self.compression))
         return name
 
-    def read(self, name: str) -> list[ManifestFileMeta]:
-        return [ManifestFileMeta.from_avro(r) for r in read_avro(self.io.read_bytes(f"{self.dir}/{name}"))]
+    def read(self, name: str) -> list:
+        return [self.record.from_avro(r) for r in read_avro(self.io.read_bytes(f"{self.dir}/{name}"))]
+
+
+class ManifestList(AvroListFile):
+    """Writes and reads `manifest/manifest-list-<uuid>-<n>` files of ManifestFileMeta records."""
+
+    kind = "manifest-list"
+    schema = MANIFEST_FILE_META_SCHEMA
+    record = ManifestFileMeta
