@@ -21,8 +21,8 @@ __all__ = ["register", "session", "attach", "sql", "read", "write", "foreach_bat
 
 def register(spark: SparkSession) -> None:
     """Register the `paimon` format on a SparkSession (classic or Spark Connect)."""
-    from .spark.source import PaimonDataSource
-    spark.dataSource.register(PaimonDataSource)
+    from .spark.source import source_for_session
+    spark.dataSource.register(source_for_session(spark))
 
 
 def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] | None = None):

@@ -1,22 +1,43 @@
-"""File I/O over fsspec, with the one operation a commit needs: create a file only if absent."""
+"""File I/O over fsspec, with the one operation a commit needs: create a file only if absent.
+
+Local disk creates through a hard link. S3 creates with a conditional PUT (`If-None-Match: *`), so exactly
+one of two racing committers gets `snapshot-N` without any lock; a store that ignores the condition is
+found by a probe and refused (see `s3.conditional-writes` and `s3.single-writer` in storage.py).
+"""
 
 from __future__ import annotations
 
 import os
+import random
+import threading
+import time
 import uuid
 from typing import IO, Any
 
 import fsspec
+
+from .storage import SINGLE_WRITER, commit_settings, fsspec_options, protocol_of
+
+# (endpoint, bucket) -> whether that store honours If-None-Match; probed once per process.
+_CONDITIONAL_WRITES: dict[tuple[str, str], bool] = {}
+_PROBE_LOCK = threading.Lock()
+
+
+class StorageError(OSError):
+    """The store cannot do what a safe commit needs."""
 
 
 class FileIO:
     """Reads and writes table files under one root, on any fsspec filesystem."""
 
     def __init__(self, path: str, storage_options: dict[str, Any] | None = None) -> None:
-        self.fs, root = fsspec.core.url_to_fs(path, **(storage_options or {}))
+        self.storage_options = dict(storage_options or {})
+        self.fs, root = fsspec.core.url_to_fs(path, **fsspec_options(path, self.storage_options))
         self.protocol = self.fs.protocol if isinstance(self.fs.protocol, str) else self.fs.protocol[0]
         self.is_local = self.protocol in ("file", "local")
+        self.is_s3 = protocol_of(path) in ("s3", "s3a", "s3n")
         self.root = root.rstrip("/") if root != "/" else root
+        self.conditional_writes, self.single_writer = commit_settings(self.storage_options)
 
     def join(self, *parts: str) -> str:
         return "/".join([self.root, *[p.strip("/") for p in parts if p]])
@@ -28,6 +49,8 @@ class FileIO:
         return self.fs.isdir(path)
 
     def read_bytes(self, path: str) -> bytes:
+        if self.is_s3:
+            return self.fs.cat_file(path, max_concurrency=1)  # one GET, no HEAD for the size first
         with self.fs.open(path, "rb") as f:
             return f.read()
 
@@ -35,7 +58,7 @@ class FileIO:
         return self.read_bytes(path).decode("utf-8")
 
     def write_bytes(self, path: str, data: bytes) -> None:
-        """Write (or replace) a whole file; on local disk through a rename so readers never see half."""
+        """Write (or replace) a whole file; readers never see half of it (a rename locally, one PUT on S3)."""
         if self.is_local:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             tmp = f"{path}.{uuid.uuid4().hex}.tmp"
@@ -43,14 +66,13 @@ class FileIO:
                 f.write(data)
             os.replace(tmp, path)
         else:
-            with self.fs.open(path, "wb") as f:
-                f.write(data)
+            self.fs.pipe_file(path, data)
 
     def try_create(self, path: str, data: bytes) -> bool:
         """Create ``path`` with ``data`` only if it does not exist; False if someone else has it.
 
         Local disk: write a temporary file, then hard-link it to the target (link fails when the
-        target exists, and the target appears complete or not at all).
+        target exists, and the target appears complete or not at all). S3: a conditional PUT.
         """
         if self.is_local:
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -66,16 +88,75 @@ class FileIO:
                 return False
             finally:
                 os.unlink(tmp)
-        raise NotImplementedError(
-            f"atomic create-if-absent is not available for {self.protocol}:// in this version")
+        if self.is_s3:
+            if self._store_honours_conditions(path):
+                return self._conditional_put(path, data)
+            if self.single_writer:
+                # the user guarantees one committer: nobody can slip in between the check and the PUT
+                if self.fs.exists(path):
+                    return False
+                self.fs.pipe_file(path, data)
+                return True
+            raise StorageError(
+                f"the S3 store of {path} ignores conditional writes (If-None-Match), so two writers committing "
+                f"at once could overwrite each other's snapshot and lose a commit. Use a store that supports "
+                f"them (AWS S3, recent MinIO), or set option '{SINGLE_WRITER}' = 'true' if only one job ever "
+                f"commits to this table")
+        raise StorageError(f"atomic create-if-absent is not available for {self.protocol}://, so commits to "
+                           f"{path} cannot be made safe against concurrent writers")
+
+    def _conditional_put(self, path: str, data: bytes) -> bool:
+        for attempt in range(10):
+            try:
+                self.fs.pipe_file(path, data, mode="create")
+                return True
+            except FileExistsError:  # 412 Precondition Failed: another writer created it
+                return False
+            except OSError as e:
+                # 409 ConditionalRequestConflict: a concurrent conditional PUT on the same key is in flight
+                if "ConditionalRequestConflict" not in str(e) and "409" not in str(e):
+                    raise
+                time.sleep(random.uniform(0.01, 0.05) * (attempt + 1))
+        raise StorageError(f"creating {path} kept conflicting with concurrent conditional writes")
+
+    def _store_honours_conditions(self, path: str) -> bool:
+        if self.conditional_writes != "auto":
+            return self.conditional_writes == "true"
+        endpoint = str(getattr(self.fs, "client_kwargs", {}).get("endpoint_url")
+                       or getattr(self.fs, "endpoint_url", None) or "aws")
+        store = (endpoint, path.split("/", 1)[0])
+        with _PROBE_LOCK:
+            if store not in _CONDITIONAL_WRITES:
+                _CONDITIONAL_WRITES[store] = self._probe_conditional_writes(path)
+            return _CONDITIONAL_WRITES[store]
+
+    def _probe_conditional_writes(self, path: str) -> bool:
+        """Create one object twice with If-None-Match: a store that honours it refuses the second."""
+        probe = f"{path.rsplit('/', 1)[0]}/.paimon_ds-conditional-write-probe-{uuid.uuid4().hex}"
+        try:
+            self.fs.pipe_file(probe, b"1", mode="create")
+            try:
+                self.fs.pipe_file(probe, b"2", mode="create")
+                return False
+            except FileExistsError:
+                return True
+        except (NotImplementedError, PermissionError):
+            return False
+        finally:
+            self.delete_quietly(probe)
 
     def open_output(self, path: str) -> IO[bytes]:
         if self.is_local:
             os.makedirs(os.path.dirname(path), exist_ok=True)
         return self.fs.open(path, "wb")
 
-    def open_input(self, path: str) -> IO[bytes]:
-        return self.fs.open(path, "rb")
+    def open_input(self, path: str, size: int | None = None) -> IO[bytes]:
+        """Open for reading; with the size known (from a manifest), remote stores skip the HEAD request."""
+        if size is None or self.is_local:
+            return self.fs.open(path, "rb")
+        f = self.fs.open(path, "rb", size=size)
+        f.details = {"name": path, "size": size, "type": "file"}  # the first range read would HEAD for it
+        return f
 
     def list_names(self, path: str) -> list[str]:
         """Names (not paths) of the entries directly under ``path``; empty if it is missing."""
@@ -99,4 +180,8 @@ class FileIO:
         return int(self.fs.size(path))
 
     def mkdirs(self, path: str) -> None:
-        self.fs.makedirs(path, exist_ok=True)
+        if not self.is_s3:
+            self.fs.makedirs(path, exist_ok=True)
+        else:
+            # object stores have no directories: an empty `dir/` marker, as Hadoop's S3A writes, makes it listable
+            self.fs.pipe_file(path.rstrip("/") + "/", b"")

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from .storage import is_storage_key
+
 
 class OptionError(ValueError):
     """An option that is unknown or has an invalid value."""
@@ -232,7 +234,9 @@ class Options:
 def table_options(options: Mapping[str, str]) -> dict[str, str]:
     """The subset of user options that belongs in the schema file of a new table."""
     skip = {"partition", "primary-key"} | LOCAL_KEYS | {k for k, o in OPTIONS.items() if not o.table}
-    return {k: str(v) for k, v in options.items() if k not in skip and not k.startswith("paimon_ds.")}
+    # storage settings (credentials, endpoints) never reach table metadata
+    return {k: str(v) for k, v in options.items()
+            if k not in skip and not k.startswith("paimon_ds.") and not is_storage_key(k)}
 
 
 def markdown_table() -> str:

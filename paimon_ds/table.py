@@ -11,6 +11,7 @@ from .fs import FileIO
 from .options import OptionError, Options, parse_list, table_options, validate
 from .schema import SchemaManager, TableSchema
 from .snapshot import Snapshot, SnapshotManager
+from .storage import split_storage
 from .types import SchemaError
 
 
@@ -41,7 +42,7 @@ class Table:
     def load(path: str, options: Mapping[str, str] | None = None,
              storage_options: dict[str, Any] | None = None) -> Table:
         """Open the table at ``path``; per-job options (scan.*, ...) overlay the stored ones."""
-        options = dict(options or {})
+        options, storage_options = _split_storage(options, storage_options)
         validate(options)
         io = FileIO(path, storage_options)
         schema = SchemaManager(io, io.root).latest()
@@ -59,7 +60,8 @@ class Table:
         A new table's schema file is written by the first commit, so a failed first write leaves
         nothing behind.
         """
-        options = {k: str(v) for k, v in (options or {}).items() if v is not None}
+        options, storage_options = _split_storage(options, storage_options)
+        options = {k: str(v) for k, v in options.items() if v is not None}
         validate(options)
         io = FileIO(path, storage_options)
         existing = SchemaManager(io, io.root).latest()
@@ -214,3 +216,11 @@ def _has_foreign_content(io: FileIO) -> bool:
     # failed before its schema was written), is fine to create a table in.
     return bool(names - {"schema", "snapshot", "manifest", "index", "tag", "branch", "changelog"}
                 - {n for n in names if n.startswith("bucket-") or "=" in n or n.startswith(".")})
+
+
+def _split_storage(options: Mapping[str, Any] | None, storage_options: Mapping[str, Any] | None,
+                   ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Job options without storage keys, and the storage options with those keys added (they win)."""
+    options, from_options = split_storage(options)
+    merged = {**(storage_options or {}), **from_options}
+    return options, merged or None

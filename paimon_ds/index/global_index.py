@@ -535,9 +535,9 @@ class IndexBootstrap:
 
     def _read_run(self, split: Split, files: list[DataFileMeta]) -> Iterator[pa.Table]:
         for f in files:
-            yield from self._read_keys(split.file_path(f), f.schema_id)
+            yield from self._read_keys(split.file_path(f), f.schema_id, f.file_size)
 
-    def _read_keys(self, path: str, schema_id: int) -> Iterator[pa.Table]:
+    def _read_keys(self, path: str, schema_id: int, size: int | None = None) -> Iterator[pa.Table]:
         """A KV file's key, sequence and kind columns (and sequence.field columns), matched by field id."""
         file_schema = self._load_schema(self.table, schema_id)
         by_id = {f.id: f.name for f in file_schema.fields}
@@ -545,7 +545,7 @@ class IndexBootstrap:
                                      for f in self.layout.key_fields]
         sources += [SEQ, KIND]
         sources += [by_id.get(self.schema.field(n).id) for n in self.layout.sequence_fields]
-        with self.table.io.open_input(path) as fh:
+        with self.table.io.open_input(path, size) as fh:
             pf = pq.ParquetFile(fh)
             present = set(pf.schema_arrow.names)
             missing = [t.name for s, t in zip(sources, self.read_schema) if s is None or s not in present]

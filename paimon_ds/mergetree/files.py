@@ -138,7 +138,8 @@ def dictionary_columns(kv_schema: pa.Schema, layout: KeyValueLayout) -> list[str
             if f.name not in keyish and not pa.types.is_floating(f.type)]
 
 
-def read_kv_file(table: Table, path: str, schema_id: int, batch_rows: int = 65536) -> Iterator[pa.Table]:
+def read_kv_file(table: Table, path: str, schema_id: int, batch_rows: int = 65536,
+                 size: int | None = None) -> Iterator[pa.Table]:
     """A kv file's rows in the current kv layout (columns matched by field id for evolved schemas)."""
     from ..operation.scan import _load_schema
     layout = KeyValueLayout(table.schema)
@@ -147,7 +148,7 @@ def read_kv_file(table: Table, path: str, schema_id: int, batch_rows: int = 6553
     by_id = {f.id: f.name for f in file_schema.fields}
     names = [n for n in target.names[: len(layout.key_columns) + 2]]
     names += [by_id.get(f.id) or f"\0missing-{f.id}" for f in table.schema.fields]
-    with table.io.open_input(path) as fh:
+    with table.io.open_input(path, size) as fh:
         pf = pq.ParquetFile(fh)
         present = set(pf.schema_arrow.names)
         cols = [n for n in names if n in present]

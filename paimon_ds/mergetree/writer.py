@@ -224,4 +224,4 @@ def _read_spill(path: str) -> Iterator[pa.Table]:
 
 def _read_run(table: Table, directory: str, files: list[DataFileMeta]) -> Iterator[pa.Table]:
     for f in files:
-        yield from read_kv_file(table, f.external_path or f"{directory}/{f.file_name}", f.schema_id)
+        yield from read_kv_file(table, f.external_path or f"{directory}/{f.file_name}", f.schema_id, size=f.file_size)

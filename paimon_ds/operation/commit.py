@@ -62,6 +62,7 @@ class TableCommit:
         self.commit_user = commit_user or ((prefix + "_") if prefix else "") + str(uuid.uuid4())
         opts = table.options
         self.max_retries = opts.get("commit.max-retries")
+        self.lost_races = 0  # attempts another writer's snapshot beat (each retried on the new latest)
         self.merge_min_count = opts.get("manifest.merge-min-count")
         compression = opts.get("manifest.compression")
         partition_types = [f.type for f in table.schema.partition_fields]
@@ -320,6 +321,7 @@ class TableCommit:
                 )
                 if self.table.snapshot_manager.try_commit(snapshot):
                     return snapshot
+                self.lost_races += 1
                 self._delete_manifests(attempt_files)  # lost the race: this attempt's files go
                 attempt_files = []
                 time.sleep(random.uniform(0.005, 0.05) * min(attempt + 1, 10))

@@ -60,7 +60,7 @@ class TableRead:
                                      merge=not changelog)
             return
         for f in split.files:
-            for batch in self._read_file(split.file_path(f), f.schema_id):
+            for batch in self._read_file(split.file_path(f), f.schema_id, f.file_size):
                 batch = self._with_kinds(batch, None)
                 if self.file_column is not None:
                     batch = pa.RecordBatch.from_arrays(
@@ -80,7 +80,7 @@ class TableRead:
 
         def run_reader(files) -> Iterator[pa.Table]:
             for f in files:
-                yield from read_kv_file(self.table, split.file_path(f), f.schema_id, BATCH_ROWS)
+                yield from read_kv_file(self.table, split.file_path(f), f.schema_id, BATCH_ROWS, f.file_size)
 
         def finish(t: pa.Table) -> pa.Table:
             return t if keep_retracts else engine.drop_retracts(t)
@@ -127,12 +127,12 @@ class TableRead:
         arrays = [c if c.type == f.type else c.cast(f.type) for c, f in zip(batch.columns, self.data_schema)]
         return pa.RecordBatch.from_arrays(arrays, schema=self.data_schema)
 
-    def _read_file(self, path: str, schema_id: int) -> Iterator[pa.RecordBatch]:
+    def _read_file(self, path: str, schema_id: int, size: int | None = None) -> Iterator[pa.RecordBatch]:
         file_schema = _load_schema(self.table, schema_id)
         file_names = {f.id: f.name for f in file_schema.fields}
         wanted = [(f, file_names.get(f.id)) for f in self.fields]
         target = self.data_schema
-        with self.table.io.open_input(path) as fh:
+        with self.table.io.open_input(path, size) as fh:
             pf = pq.ParquetFile(fh)
             present = set(pf.schema_arrow.names)
             predicate_fields = self.predicate.fields() if self.predicate is not None else set()

@@ -16,7 +16,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from ..catalog import Catalog, CatalogError
-from .source import PaimonDataSource
+from .source import PaimonDataSource, session_storage, storage_job_options
 from .system import drop_system_views, register_system_views
 
 # Session conf entries `paimon_ds.attached.<db>.<table>` = the source a session table uses (Spark does
@@ -34,10 +34,14 @@ def source_name(path: str, database: str, table: str) -> str:
     return f"paimon__{readable}__{hashlib.sha1(path.encode()).hexdigest()[:8]}"
 
 
-def bound_source(path: str, name: str) -> type[PaimonDataSource]:
-    """PaimonDataSource with the table path bound; pickled by value (it is not a module attribute)."""
+def bound_source(path: str, name: str, storage_options: dict[str, Any] | None = None) -> type[PaimonDataSource]:
+    """PaimonDataSource with the table path and storage settings bound; pickled by value (it is not a module
+    attribute), so the settings reach the worker processes that run it."""
+    storage = storage_job_options(storage_options)
 
     class BoundPaimonTable(PaimonDataSource):
+        session_storage = storage
+
         @classmethod
         def name(cls) -> str:
             return name
@@ -56,6 +60,7 @@ def quote(name: str) -> str:
 def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] | None = None) -> Catalog:
     """Make every table of the warehouse a named table of ``spark`` (`db.table`). Call it again to pick up
     tables created since (by paimon_ds, Java Paimon or pypaimon); existing names are kept."""
+    storage_options = {**session_storage(spark), **(storage_options or {})} or None
     catalog = Catalog(warehouse, storage_options)
     spark.conf.set(WAREHOUSE_CONF, warehouse)
     _STORAGE_OPTIONS[warehouse] = storage_options
@@ -71,7 +76,7 @@ def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] 
         for table in catalog.list_tables(db):
             path = catalog.table_path(f"{db}.{table}")
             name = source_name(path, db, table)
-            spark.dataSource.register(bound_source(path, name))
+            spark.dataSource.register(bound_source(path, name, storage_options))
             qualified = f"{quote(db)}.{quote(table)}"
             key = f"{ATTACHED_CONF}.{db}.{table}"
             if table.lower() in existing:

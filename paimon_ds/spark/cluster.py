@@ -23,7 +23,7 @@ from ..format.partition import partition_filter
 from ..operation.compact import plan_compaction, run_compaction
 from ..snapshot import Snapshot
 from ..table import Table
-from .source import COMMIT_IDENTIFIER_OPTION, COMMIT_USER_OPTION, ROW_KIND_COLUMN_OPTION
+from .source import COMMIT_IDENTIFIER_OPTION, COMMIT_USER_OPTION, ROW_KIND_COLUMN_OPTION, session_storage
 from .types import input_arrow_schema
 from .write import BUCKET_COLUMN, CLUSTERED_OPTION
 
@@ -39,7 +39,7 @@ def write(df: DataFrame, path: str, mode: str = "append", options: dict[str, Any
     by (partition, key) hash to HashBucketAssigner channels (primary key holding the partition keys), or
     by key hash to global-index assigners (cross-partition upsert), then by (partition, bucket) to writers.
     """
-    opts = {str(k).lower(): str(v) for k, v in (options or {}).items()}
+    opts = {**session_storage(df.sparkSession), **{str(k).lower(): str(v) for k, v in (options or {}).items()}}
     kind_column = opts.get(ROW_KIND_COLUMN_OPTION)
     data_schema = input_arrow_schema(df.schema)
     if kind_column:
@@ -204,7 +204,7 @@ def compact(spark: SparkSession, path: str, full: bool = False, options: dict[st
     Runs alongside writers: their new files are untouched. Returns the snapshot, or None if no
     bucket needed compaction. ``partitions``: only these (`dt=x,hr=1;dt=y` or a list of dicts).
     """
-    table = Table.load(path, {str(k): str(v) for k, v in (options or {}).items()})
+    table = Table.load(path, {**session_storage(spark), **{str(k): str(v) for k, v in (options or {}).items()}})
     tasks = plan_compaction(table, full, partitions=partition_filter(table, partitions))
     if not tasks:
         return None

@@ -21,7 +21,14 @@ from pyspark.sql import functions as F
 
 from ..snapshot import Snapshot
 from ..table import Table
-from .source import FILE_COLUMN_OPTION, ONLY_FILES_OPTION, REPLACE_FILES_OPTION, ROW_KIND_COLUMN_OPTION
+from .source import (
+    FILE_COLUMN_OPTION,
+    ONLY_FILES_OPTION,
+    REPLACE_FILES_OPTION,
+    ROW_KIND_COLUMN_OPTION,
+    session_storage,
+    storage_job_options,
+)
 
 Expr = str | Column
 
@@ -95,7 +102,8 @@ def _check_engine(table: Table, operation: str) -> None:
 
 def _target(spark: SparkSession, table: Table, snapshot: Snapshot, file_column: bool = False,
             only_files: Sequence[str] | None = None) -> DataFrame:
-    reader = spark.read.format("paimon").option("scan.snapshot-id", str(snapshot.id))
+    reader = spark.read.format("paimon").options(**storage_job_options(table.storage_options)) \
+        .option("scan.snapshot-id", str(snapshot.id))
     if file_column:
         reader = reader.option(FILE_COLUMN_OPTION, FILE_COLUMN)
     if only_files is not None:
@@ -107,9 +115,9 @@ def _write(df: DataFrame, table: Table, job_options: Mapping[str, str]) -> Snaps
     before = table.snapshot_manager.latest_id()
     if table.schema.primary_keys and table.bucket == -1:  # dynamic buckets: through the bucket assigners
         from .cluster import write
-        write(df, table.path, "append", dict(job_options))
+        write(df, table.path, "append", {**storage_job_options(table.storage_options), **job_options})
     else:
-        writer = df.write.format("paimon").mode("append")
+        writer = df.write.format("paimon").mode("append").options(**storage_job_options(table.storage_options))
         for k, v in job_options.items():
             writer = writer.option(k, v)
         writer.save(table.path)
@@ -117,8 +125,9 @@ def _write(df: DataFrame, table: Table, job_options: Mapping[str, str]) -> Snaps
     return latest if latest is not None and latest.id != before else None
 
 
-def _load(path: str, storage_options: dict[str, Any] | None) -> tuple[Table, Snapshot | None]:
-    table = Table.load(path, None, storage_options)
+def _load(spark: SparkSession, path: str, storage_options: dict[str, Any] | None,
+          ) -> tuple[Table, Snapshot | None]:
+    table = Table.load(path, None, {**session_storage(spark), **(storage_options or {})})
     return table, table.snapshot_manager.latest()
 
 
@@ -136,7 +145,7 @@ def delete(spark: SparkSession, path: str, condition: Expr | None = None,
            storage_options: dict[str, Any] | None = None) -> Snapshot | None:
     """DELETE FROM the table WHERE ``condition`` (None: every row). Returns the new snapshot, or None if
     no row matched."""
-    table, snapshot = _load(path, storage_options)
+    table, snapshot = _load(spark, path, storage_options)
     _check_engine(table, "DELETE")
     if snapshot is None:
         return None
@@ -154,7 +163,7 @@ def delete(spark: SparkSession, path: str, condition: Expr | None = None,
 def update(spark: SparkSession, path: str, assignments: Mapping[str, Expr], condition: Expr | None = None,
            storage_options: dict[str, Any] | None = None) -> Snapshot | None:
     """UPDATE the table SET ``assignments`` (column -> expression over the old row) WHERE ``condition``."""
-    table, snapshot = _load(path, storage_options)
+    table, snapshot = _load(spark, path, storage_options)
     _check_engine(table, "UPDATE")
     if not assignments:
         raise RowLevelError("UPDATE needs at least one column to set")
@@ -192,7 +201,7 @@ def merge(spark: SparkSession, path: str, source: DataFrame, on: Expr,
     """MERGE INTO the table (as ``target_alias``) USING ``source`` (as ``source_alias``) ON ``on``, with
     SQL's semantics: for each row the first clause whose condition holds acts; a target row matched by
     more than one source row is an error. Expressions name columns as `t.col` / `s.col`."""
-    table, snapshot = _load(path, storage_options)
+    table, snapshot = _load(spark, path, storage_options)
     _check_engine(table, "MERGE")
     _check_clauses(table, when_matched, when_not_matched, when_not_matched_by_source)
     pk = bool(table.schema.primary_keys)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import pyarrow as pa
 from pyspark.sql.datasource import (
     DataSource,
@@ -13,6 +16,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from ..options import OptionError
+from ..storage import is_storage_key, spark_conf_storage, split_storage
 from ..table import Table
 
 # Options Spark itself passes to a source with the user's: not table options (streaming ones, and the
@@ -41,12 +45,46 @@ def table_path(options: dict[str, str]) -> str:
     return path
 
 
-def storage_options(options: dict[str, str]) -> dict[str, str] | None:
-    return None
+def storage_options(options: Mapping[str, str], defaults: Mapping[str, str] | None = None) -> dict[str, str] | None:
+    """Storage settings of a job: its own `s3.*` / `fs.s3a.*` options over the session's (``defaults``)."""
+    merged = {**(defaults or {}), **split_storage(options)[1]}
+    return merged or None
+
+
+def storage_job_options(storage: Mapping[str, Any] | None) -> dict[str, str]:
+    """Storage settings as options of a Spark read or write: Paimon's or Hadoop's names, string values."""
+    out = {}
+    for k, v in (storage or {}).items():
+        if not is_storage_key(k):
+            raise OptionError(f"storage option {k!r}: Spark jobs take Paimon's or Hadoop's option names "
+                              "(s3.endpoint, s3.access-key, s3.secret-key, fs.s3a.path.style.access, ...)")
+        out[k] = str(v)
+    return out
+
+
+def session_storage(spark: Any) -> dict[str, str]:
+    """`fs.s3a.*` settings from the session's `spark.hadoop.fs.s3a.*` conf (classic and Connect alike)."""
+    return spark_conf_storage(spark.conf.getAll)
+
+
+def source_for_session(spark: Any) -> type[PaimonDataSource]:
+    """PaimonDataSource, bound to the session's storage settings when it has any: Python data sources run in
+    worker processes that cannot read Spark conf, so the settings travel with the (pickled) class."""
+    storage = session_storage(spark)
+    if not storage:
+        return PaimonDataSource
+
+    class SessionPaimonDataSource(PaimonDataSource):
+        session_storage = storage
+
+    return SessionPaimonDataSource
 
 
 class PaimonDataSource(DataSource):
     """`spark.read.format("paimon")` / `df.write.format("paimon")` on a Paimon table path."""
+
+    # storage settings from the registering session's Spark conf (see source_for_session)
+    session_storage: dict[str, str] = {}
 
     @classmethod
     def name(cls) -> str:
@@ -58,10 +96,14 @@ class PaimonDataSource(DataSource):
         self.opts = {str(k).lower(): str(v) for k, v in options.items()}
 
     def _table(self) -> Table:
-        return Table.load(table_path(self.opts), self._job_options(), storage_options(self.opts))
+        return Table.load(table_path(self.opts), self._job_options(), self._storage())
 
     def _job_options(self) -> dict[str, str]:
-        return {k: v for k, v in self.opts.items() if k not in SPARK_OPTIONS and k not in JOB_OPTIONS}
+        return {k: v for k, v in self.opts.items()
+                if k not in SPARK_OPTIONS and k not in JOB_OPTIONS and not is_storage_key(k)}
+
+    def _storage(self) -> dict[str, str] | None:
+        return storage_options(self.opts, self.session_storage)
 
     def schema(self) -> StructType:
         from .types import spark_schema
@@ -92,10 +134,10 @@ class PaimonDataSource(DataSource):
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
         from .stream import PaimonStreamWriter
         return PaimonStreamWriter(table_path(self.opts), self._job_options(), schema, overwrite,
-                                  storage_options(self.opts))
+                                  self._storage())
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         from .write import PaimonBatchWriter
         return PaimonBatchWriter(table_path(self.opts), self._job_options(), schema, overwrite,
-                                 storage_options(self.opts),
+                                 self._storage(),
                                  {k: v for k, v in self.opts.items() if k in JOB_OPTIONS})

@@ -24,7 +24,7 @@ from ..catalog import Catalog, CatalogError, Identifier
 from ..table import Table, TableNotFound
 from . import rowlevel
 from .catalog import WAREHOUSE_CONF, attach, detach_table, storage_options_of
-from .source import OVERWRITE_PARTITION_OPTION
+from .source import OVERWRITE_PARTITION_OPTION, storage_job_options
 
 
 class SqlError(ValueError):
@@ -233,7 +233,8 @@ def _create_table_as_select(ctx: _Context, plan: Any) -> None:
     df = _dataframe(ctx.spark, plan.query())
     table = ctx.catalog.create_table(ident, input_arrow_schema(df.schema), partition, primary, options, comment)
     try:
-        df.write.format("paimon").mode("append").save(table.path)
+        df.write.format("paimon").mode("append").options(**storage_job_options(table.storage_options)) \
+            .save(table.path)
     except BaseException:
         ctx.catalog.drop_table(ident, ignore_if_not_exists=True)  # CTAS leaves no half-made table
         raise
@@ -414,9 +415,11 @@ def _insert(ctx: _Context, plan: Any) -> None:
     options = {OVERWRITE_PARTITION_OPTION: json.dumps(static)} if overwrite and static else {}
     if table.schema.primary_keys and table.bucket == -1:
         from .cluster import write
-        write(df, table.path, "overwrite" if overwrite else "append", options)
+        write(df, table.path, "overwrite" if overwrite else "append",
+              {**storage_job_options(table.storage_options), **options})
         return
-    writer = df.write.format("paimon").mode("overwrite" if overwrite else "append")
+    writer = df.write.format("paimon").mode("overwrite" if overwrite else "append") \
+        .options(**storage_job_options(table.storage_options))
     for k, v in options.items():
         writer = writer.option(k, v)
     writer.save(table.path)

@@ -86,7 +86,8 @@ def system_table(spark: SparkSession, path: str, name: str,
                  storage_options: dict[str, Any] | None = None) -> DataFrame:
     """The system table ``name`` (snapshots, schemas, options, files, manifests, partitions, buckets, tags)
     of the Paimon table at ``path``, as a DataFrame computed when it is read."""
-    source = system_source(path, name, storage_options)
+    from .source import session_storage
+    source = system_source(path, name, {**session_storage(spark), **(storage_options or {})})
     spark.dataSource.register(source)
     return spark.read.format(source.name()).load()
 
