@@ -114,7 +114,7 @@ class FileIO:
                 return False
             except OSError as e:
                 # 409 ConditionalRequestConflict: a concurrent conditional PUT on the same key is in flight
-                if "ConditionalRequestConflict" not in str(e) and "409" not in str(e):
+                if "ConditionalRequestConflict" not in f"{e} {e.__cause__}":
                     raise
                 time.sleep(random.uniform(0.01, 0.05) * (attempt + 1))
         raise StorageError(f"creating {path} kept conflicting with concurrent conditional writes")

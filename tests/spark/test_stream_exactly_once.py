@@ -10,6 +10,7 @@ what paimon_ds reads.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -58,45 +59,67 @@ def make_input(directory: Path, files: int, per_file: int, seed: int) -> dict[in
     return model
 
 
-def start_job(mode: str, base: Path) -> subprocess.Popen:
+class Warehouse:
+    """Where the job's tables live: BASE/warehouse on local disk, or a warehouse on the S3 test server."""
+
+    def __init__(self, base: Path, s3=None) -> None:
+        self.s3 = s3
+        self.root = f"s3://{s3.new_bucket('stream')}/warehouse" if s3 else str(base / "warehouse")
+        self.storage = s3.options() if s3 else None
+
+    def table(self, name: str) -> str:
+        return f"{self.root}/db.db/{name}"
+
+    def local_copy(self, name: str, tmp: Path) -> str:
+        """The table on local disk, for the oracles (their bundled Hadoop has no S3A)."""
+        if self.s3 is None:
+            return self.table(name)
+        return self.s3.download(self.table(name), tmp / "copy" / "warehouse" / "db.db" / name)
+
+    def job_args(self) -> list[str]:
+        return [self.root, json.dumps(self.storage)] if self.s3 else []
+
+
+def start_job(mode: str, base: Path, warehouse: Warehouse) -> subprocess.Popen:
     repo = str(JOB.parent.parent.parent)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([repo, os.environ.get("PYTHONPATH", "")]))
-    return subprocess.Popen([sys.executable, str(JOB), mode, str(base)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    return subprocess.Popen([sys.executable, str(JOB), mode, str(base), *warehouse.job_args()],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
 
 
-def kill_at_random_points(base: Path, kills: int, rng: random.Random) -> list[int]:
+def kill_at_random_points(base: Path, warehouse: Warehouse, kills: int, rng: random.Random) -> list[int]:
     """Run the job ``kills`` times, each killed (whole process group: driver JVM and Python) at a random
     moment once it has committed a batch in this run (so kills land while batches are in flight);
     returns the data snapshots of the append table after each kill."""
     progress = []
-    table = base / "warehouse/db.db/append"
+    table = warehouse.table("append")
     for _ in range(kills):
-        before = len(data_snapshots(table))
-        proc = start_job("run", base)
+        before = len(data_snapshots(table, warehouse.storage))
+        proc = start_job("run", base, warehouse)
         try:
             line = proc.stdout.readline()
             assert line.strip() == "started", f"job did not start: {line!r}\n{proc.stderr.read()[-3000:]}"
             deadline = time.time() + 180
-            while len(data_snapshots(table)) == before and time.time() < deadline:
+            while len(data_snapshots(table, warehouse.storage)) == before and time.time() < deadline:
                 time.sleep(0.1)
             time.sleep(rng.uniform(0.0, 2.0))
         finally:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=60)
-        progress.append(len(data_snapshots(base / "warehouse/db.db/append")))
+        progress.append(len(data_snapshots(table, warehouse.storage)))
     return progress
 
 
-def data_snapshots(path: Path) -> list:
-    if not (path / "snapshot").exists():
+def data_snapshots(path: str, storage: dict[str, str] | None = None) -> list:
+    if not Table.exists(path, storage):
         return []
-    sm = Table.load(str(path)).snapshot_manager
+    sm = Table.load(path, None, storage).snapshot_manager
     return [s for s in (sm.snapshot(i) for i in sm.list_ids()) if s.commit_kind != "COMPACT"]
 
 
-def max_runs_per_snapshot(path: str) -> int:
-    table = Table.load(path)
+def max_runs_per_snapshot(path: str, storage: dict[str, str] | None) -> int:
+    table = Table.load(path, None, storage)
     sm = table.snapshot_manager
     worst = 0
     for sid in sm.list_ids():
@@ -107,22 +130,21 @@ def max_runs_per_snapshot(path: str) -> int:
     return worst
 
 
-def check_exactly_once(base: Path, files: int, per_file: int, model: dict[int, tuple[int, str]],
-                       java_oracle=None, pypaimon_oracle=None) -> None:
-    append_path = str(base / "warehouse/db.db/append")
-    pk_path = str(base / "warehouse/db.db/pk")
-    append = Table.load(append_path).to_arrow()
+def check_exactly_once(base: Path, warehouse: Warehouse, files: int, per_file: int,
+                       model: dict[int, tuple[int, str]], java_oracle=None, pypaimon_oracle=None) -> None:
+    append_path, pk_path, storage = warehouse.table("append"), warehouse.table("pk"), warehouse.storage
+    append = Table.load(append_path, None, storage).to_arrow()
     events = sorted(append.column("event").to_pylist())
     assert len(events) == files * per_file and events == list(range(files * per_file)), \
         f"{len(events)} rows, {len(set(events))} distinct events of {files * per_file}"
 
-    pk = Table.load(pk_path).to_arrow()
+    pk = Table.load(pk_path, None, storage).to_arrow()
     got = {r["key"]: (r["value"], r["op"]) for r in pk.to_pylist()}
     assert pk.num_rows == len(got)
     assert got == model
 
     for name, path in (("append", append_path), ("pk", pk_path)):
-        sm = Table.load(path).snapshot_manager
+        sm = Table.load(path, None, storage).snapshot_manager
         snaps = [sm.snapshot(i) for i in sm.list_ids()]
         pairs = Counter((s.commit_user, s.commit_identifier) for s in snaps)
         assert max(pairs.values()) == 1, f"duplicated (commitUser, commitIdentifier): {pairs.most_common(3)}"
@@ -134,31 +156,34 @@ def check_exactly_once(base: Path, files: int, per_file: int, model: dict[int, t
         assert len({s.commit_user for s in data}) == 1  # the query id survives restarts
 
     # sorted runs stay bounded at every snapshot (stop-trigger = compaction-trigger 3 + 3)
-    assert max_runs_per_snapshot(pk_path) <= 6
+    assert max_runs_per_snapshot(pk_path, storage) <= 6
 
     if java_oracle is not None:
+        copies = {name: warehouse.local_copy(name, base) for name in ("append", "pk")}
         with ThreadPoolExecutor(4) as pool:
-            reads = {(impl, p): pool.submit(o.read, p) for impl, o in (("java", java_oracle),
-                                                                      ("pypaimon", pypaimon_oracle))
-                     for p in (append_path, pk_path)}
-            for (impl, p), fut in reads.items():
+            reads = {(impl, name): pool.submit(o.read, copies[name]) for impl, o in (("java", java_oracle),
+                                                                                    ("pypaimon", pypaimon_oracle))
+                     for name in copies}
+            for (impl, name), fut in reads.items():
                 theirs = fut.result()
-                ours = append if p == append_path else pk
-                key = "event" if p == append_path else "key"
+                ours = append if name == "append" else pk
+                key = "event" if name == "append" else "key"
                 assert sorted(theirs.to_pylist(), key=lambda r: r[key]) == \
-                    sorted(ours.select(theirs.column_names).to_pylist(), key=lambda r: r[key]), (impl, p)
+                    sorted(ours.select(theirs.column_names).to_pylist(), key=lambda r: r[key]), (impl, name)
 
 
 def run_crash_scenario(tmp_path: Path, files: int, per_file: int, kills: int, seed: int,
-                       java_oracle=None, pypaimon_oracle=None) -> list[int]:
+                       java_oracle=None, pypaimon_oracle=None, s3=None) -> list[int]:
     base = tmp_path / "job"
     model = make_input(base / "input", files, per_file, seed)
-    (base / "warehouse/db.db").mkdir(parents=True)
-    progress = kill_at_random_points(base, kills, random.Random(seed))
-    proc = start_job("finish", base)
+    warehouse = Warehouse(base, s3)
+    if s3 is None:
+        (base / "warehouse/db.db").mkdir(parents=True)
+    progress = kill_at_random_points(base, warehouse, kills, random.Random(seed))
+    proc = start_job("finish", base, warehouse)
     out, err = proc.communicate(timeout=900)
     assert proc.returncode == 0, f"finishing run failed:\n{err[-4000:]}"
-    check_exactly_once(base, files, per_file, model, java_oracle, pypaimon_oracle)
+    check_exactly_once(base, warehouse, files, per_file, model, java_oracle, pypaimon_oracle)
     return progress
 
 
@@ -166,6 +191,13 @@ def test_streaming_exactly_once_across_driver_kills(tmp_path, java_oracle, pypai
     progress = run_crash_scenario(tmp_path, files=24, per_file=60, kills=3, seed=7,
                                   java_oracle=java_oracle, pypaimon_oracle=pypaimon_oracle)
     print(f"append-table data snapshots after each kill: {progress}")
+
+
+def test_streaming_exactly_once_across_driver_kills_on_s3(tmp_path, s3_server, java_oracle, pypaimon_oracle):
+    """The same on the S3 test server: tables on S3 (conditional-PUT commits), checkpoints on local disk."""
+    progress = run_crash_scenario(tmp_path, files=12, per_file=60, kills=3, seed=13, java_oracle=java_oracle,
+                                  pypaimon_oracle=pypaimon_oracle, s3=s3_server)
+    print(f"append-table data snapshots after each kill (S3): {progress}")
 
 
 @pytest.mark.soak
