@@ -86,6 +86,17 @@ class Oracle:
             args += ["--option", f"{k}={v}"]
         self._run(*args)
 
+    def exec(self, path: str, script: str, data: pa.Table | None = None) -> str:
+        """Run ``script`` (Python source) in the oracle's process on the table at ``path``; its stdout.
+        For Java it sees `catalog`, `ident`, `table`, `jvm` (Paimon 0.9 via py4j), `path` and `data`."""
+        name = f"{self.impl}-exec-{os.urandom(4).hex()}"
+        (self.workdir / f"{name}.py").write_text(script)
+        args = ["exec", path, "--script", str(self.workdir / f"{name}.py")]
+        if data is not None:
+            pq.write_table(data, self.workdir / f"{name}.parquet")
+            args += ["--input", str(self.workdir / f"{name}.parquet")]
+        return self._run(*args)
+
     def check_buckets(self, path: str) -> dict:
         return json.loads(self._run("check-buckets", path).strip().splitlines()[-1])
 
