@@ -92,8 +92,30 @@ def _stats_mode(text: str) -> str:
 
 def _file_format(text: str) -> str:
     low = text.strip().lower()
-    if low != "parquet":
-        raise ValueError(f"paimon_ds writes parquet data files; {text!r} is not supported for writing")
+    if low not in ("parquet", "orc", "avro"):
+        raise ValueError(f"{text!r} is not one of parquet, orc, avro")
+    return low
+
+
+def _level_map(text: str) -> dict[int, str]:
+    """Paimon's per-level map (`0:avro,5:parquet`)."""
+    out: dict[int, str] = {}
+    for part in str(text).split(","):
+        if part.strip():
+            level, sep, value = part.partition(":")
+            if not sep or not level.strip().isdigit() or not value.strip():
+                raise ValueError(f"not a per-level map: {text!r} (use e.g. 0:avro,5:parquet)")
+            out[int(level)] = value.strip().lower()
+    return out
+
+
+def _manifest_format(text: str) -> str:
+    low = text.strip().lower()
+    if low != "avro":
+        # Paimon's tables with orc/parquet manifests are read (the files are told by their magic bytes), but
+        # a commit would add Avro manifests that Paimon then reads as `manifest.format` and fails on
+        raise ValueError(f"paimon_ds reads tables with {text!r} manifests but writes Avro ones only; "
+                         "it does not commit to them")
     return low
 
 
@@ -112,10 +134,16 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "defaults to the primary key minus partition keys."),
     Option("partition", None, parse_list, "Comma-separated partition columns, used when the table is created."),
     Option("primary-key", None, parse_list, "Comma-separated primary-key columns, used when the table is created."),
-    Option("file.format", "parquet", _file_format, "Data file format (paimon_ds writes parquet)."),
-    Option("file.compression", "zstd", str, "Parquet compression codec of data files."),
+    Option("file.format", "parquet", _file_format, "Data file format: parquet, orc or avro (read by each "
+           "file's extension, so a table whose format changed reads every file)."),
+    Option("file.compression", "zstd", str, "Compression codec of data files (Avro: zstd, else snappy)."),
     Option("file.compression.zstd-level", 1, int, "Zstandard level for data files."),
+    Option("file.format.per.level", None, _level_map, "Data file format per LSM level, e.g. `0:avro,5:parquet` "
+           "(levels not named use `file.format`)."),
+    Option("file.compression.per.level", None, _level_map, "Compression per LSM level, e.g. `0:lz4,5:zstd`."),
     Option("manifest.compression", "zstd", str, "Avro codec of manifest files (zstd, deflate, snappy, null)."),
+    Option("manifest.format", "avro", _manifest_format, "Format of manifest files. Paimon tables with orc or "
+           "parquet manifests are read; paimon_ds writes Avro manifests, so it refuses to commit to those."),
     Option("manifest.target-file-size", 8 << 20, parse_memory_size, "Target size of a manifest file."),
     Option("manifest.merge-min-count", 30, _positive_int,
            "Manifests merged into fewer once a snapshot references more than this many."),
@@ -135,6 +163,13 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("scan.timestamp-millis", None, int, "Read the latest snapshot committed at or before this epoch millis.",
            table=False),
     Option("scan.tag-name", None, str, "Read the snapshot a tag points to.", table=False),
+    Option("write.merge-schema", False, parse_bool,
+           "true: a write whose data has new columns adds them to the table (last, nullable) and one whose "
+           "column types are wider widens the table's, in a new schema file written before the data.",
+           table=False),
+    Option("write.merge-schema.explicit-cast", False, parse_bool,
+           "With write.merge-schema: also change column types to the data's when only an explicit cast reaches "
+           "them (e.g. BIGINT to INT, numbers to STRING), as Paimon allows.", table=False),
     Option("dynamic-partition-overwrite", False, parse_bool,
            "true: mode('overwrite') on a partitioned table replaces only the partitions written (the same as "
            "option partitionOverwriteMode=dynamic); false replaces the whole table.", table=False),

@@ -10,10 +10,14 @@ Rules (Paimon 0.9 unless marked "paimon_ds"):
   column names are unique (case-insensitively, as a new table's are: paimon_ds) and not Paimon's
   system names (`_SEQUENCE_NUMBER`, `_VALUE_KIND`, `_VALUE_COUNT`, `_KEY_*`);
 - an added column is nullable (rows already written have no value for it) and takes the next field id;
-- a column type only widens, keeping every value (paimon_ds: Paimon 0.9 allows any explicit cast):
-  TINYINT < SMALLINT < INT < BIGINT, FLOAT < DOUBLE, DECIMAL with no fewer integer or fraction digits,
-  CHAR/VARCHAR(n) to VARCHAR(m >= n), VARBINARY(n) to VARBINARY(m >= n); partition, primary-key and
-  bucket-key columns keep their types (their bytes place rows in partitions and buckets);
+- a column type changes as Paimon 0.9's explicit casts allow, files written before being cast on read
+  (`paimon_ds.schema_cast`): widening (TINYINT < SMALLINT < INT < BIGINT, FLOAT < DOUBLE, DECIMAL with
+  more digits, longer VARCHAR/VARBINARY) and the casts Paimon applies on read: numbers to one another
+  and to DECIMAL, numbers/BOOLEAN/DATE/TIMESTAMP/strings to CHAR/VARCHAR/STRING, strings to numbers
+  (paimon_ds refuses the few casts Paimon allows that it cannot read back: to BOOLEAN/DATE/TIME/BINARY,
+  strings to DECIMAL, DECIMAL to integers or floating point, narrowing timestamps); partition,
+  primary-key and bucket-key columns keep their types (their bytes place rows in partitions and
+  buckets; Paimon 0.9 refuses partition columns only);
 - nullability only goes from NOT NULL to nullable, never for a primary-key column;
 - options are checked as a new table's are (unknown keys, invalid values); once the table has a
   snapshot, Paimon's immutable options (`CoreOptions.IMMUTABLE_OPTIONS`) cannot be set or removed, and
@@ -37,6 +41,7 @@ import pyarrow as pa
 from .fs import FileIO
 from .options import LOCAL_KEYS, OPTIONS, OptionError, is_known_key, parse_list, validate
 from .schema import SCHEMA_VERSION, SchemaManager, TableSchema
+from .schema_cast import castable
 from .snapshot import SnapshotManager
 from .table import Table, TableNotFound
 from .types import (
@@ -48,6 +53,7 @@ from .types import (
     MultisetType,
     RowType,
     SchemaError,
+    fields_from_arrow,
     from_arrow_type,
     parse_type,
 )
@@ -296,11 +302,12 @@ class _State:
                               "place rows in buckets")
         f = self.fields[i]
         target = _to_paimon_type(c.type, f.type.nullable, FieldIdAllocator(0)).copy(f.type.nullable)
-        if target != f.type and not _widens(f.type, target):
-            raise SchemaError(f"cannot change column {c.name!r} from {f.type.sql()} to {target.sql()}: only "
-                              "widening that keeps every value is supported (TINYINT to SMALLINT to INT to BIGINT, "
-                              "FLOAT to DOUBLE, DECIMAL to one with as many integer and fraction digits or more, "
-                              "CHAR/VARCHAR(n) to VARCHAR(m >= n) or STRING, VARBINARY(n) to VARBINARY(m >= n))")
+        if target != f.type and not _widens(f.type, target) and not castable(f.type, target):
+            raise SchemaError(f"cannot change column {c.name!r} from {f.type.sql()} to {target.sql()}: "
+                              "supported are the casts Paimon applies on read (integers and floating point to "
+                              "one another and to DECIMAL, DECIMAL precision and scale, numbers, BOOLEAN, DATE "
+                              "and TIMESTAMP to CHAR/VARCHAR/STRING, strings to numbers, higher TIMESTAMP "
+                              "precision, longer VARBINARY)")
         self.fields[i] = DataField(f.id, f.name, target, f.description)
 
     def _UpdateColumnNullability(self, c: UpdateColumnNullability) -> None:
@@ -458,3 +465,107 @@ def commit_changes(path: str, changes: Iterable[SchemaChange] | SchemaChange,
             return new
     raise SchemaError(f"could not alter {path}: other writers changed its schema {MAX_ATTEMPTS} times meanwhile")
 
+
+
+# ------------------------------------------------------------------------------------ write merge-schema
+
+# Paimon's DataTypeCasts implicit casts between atomic types: target root -> source roots it widens from.
+_NUMERIC = ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL")
+_IMPLICIT = {
+    "CHAR": ("CHAR",), "VARCHAR": ("CHAR", "VARCHAR"), "BOOLEAN": ("BOOLEAN",), "BINARY": ("BINARY",),
+    "VARBINARY": ("BINARY", "VARBINARY"), "DECIMAL": _NUMERIC, "TINYINT": ("TINYINT",),
+    "SMALLINT": ("TINYINT", "SMALLINT"), "INT": ("TINYINT", "SMALLINT", "INT"),
+    "BIGINT": ("TINYINT", "SMALLINT", "INT", "BIGINT"), "FLOAT": ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT",
+                                                                  "DECIMAL"),
+    "DOUBLE": _NUMERIC, "DATE": ("DATE", "TIMESTAMP"), "TIME": ("TIME", "TIMESTAMP"),
+    "TIMESTAMP": ("TIMESTAMP", "TIMESTAMP_LTZ"), "TIMESTAMP_LTZ": ("TIMESTAMP_LTZ", "TIMESTAMP"),
+}
+_LENGTH_ROOTS = ("CHAR", "VARCHAR", "BINARY", "VARBINARY")
+_PRECISION_ROOTS = ("TIME", "TIMESTAMP", "TIMESTAMP_LTZ")
+
+
+def _merged_type(name: str, base: DataType, update: DataType, explicit: bool) -> DataType:
+    """The column type after a write of ``update`` values (Paimon's SchemaMergingUtils.merge, atomic types)."""
+    if base.copy(True) == update.copy(True):
+        return base
+    where = f"column {name!r} is {base.sql()} in the table but {update.sql()} in the data"
+    if type(base) is not DataType or type(update) is not DataType:
+        raise SchemaError(f"cannot merge the data's schema into the table: {where} (nested types must match)")
+    if base.root == update.root == "DECIMAL":
+        raise SchemaError(f"cannot merge the data's schema into the table: {where} (Paimon does not merge "
+                          "decimals of different precision or scale)")
+    implicit = base.root in _IMPLICIT.get(update.root, ())
+    if not implicit and not (explicit and castable(base, update)):
+        hint = "" if explicit else " (write.merge-schema.explicit-cast=true allows explicit casts)"
+        raise SchemaError(f"cannot merge the data's schema into the table: {where}{hint}")
+    if not explicit and base.root in _LENGTH_ROOTS and update.root in _LENGTH_ROOTS \
+            and update.params[0] < base.params[0]:
+        raise SchemaError(f"cannot merge the data's schema into the table: {where} (a smaller length)")
+    if not explicit and base.root in _PRECISION_ROOTS and update.root in _PRECISION_ROOTS \
+            and update.precision < base.precision:
+        raise SchemaError(f"cannot merge the data's schema into the table: {where} (a lower precision)")
+    if not castable(base, update):
+        raise SchemaError(f"cannot merge the data's schema into the table: {where} (Paimon allows it, but paimon_ds "
+                          "cannot read the files already written as the new type)")
+    return update.copy(base.nullable)
+
+
+def merge_write_schema(schema: TableSchema, data: pa.Schema, explicit_cast: bool = False) -> TableSchema:
+    """The schema a write of ``data`` with `write.merge-schema` needs (``schema`` itself if nothing changes).
+
+    As Paimon's Spark connector merges (SchemaMergingUtils.mergeSchemas): columns are matched by name; a
+    data column of another type changes the table column to it when an implicit cast widens the old type
+    into it (or, with ``explicit_cast``, any cast paimon_ds reads); new data columns are appended, nullable,
+    with new field ids; table columns missing from the data stay. paimon_ds also keeps partition, primary
+    and bucket keys' types (their bytes place rows), as its ALTER does.
+    """
+    incoming, _ = fields_from_arrow(data)
+    by_name = {f.name: f for f in schema.fields}
+    fields = []
+    changed = False
+    for f in schema.fields:
+        new = next((d for d in incoming if d.name == f.name), None)
+        if new is None:
+            fields.append(f)
+            continue
+        merged = _merged_type(f.name, f.type, new.type, explicit_cast)
+        if merged != f.type:
+            if f.name in schema.partition_keys or f.name in schema.primary_keys or f.name in schema.bucket_keys:
+                raise SchemaError(f"cannot merge the data's schema into the table: column {f.name!r} is a partition, "
+                                  f"primary or bucket key, whose type stays {f.type.sql()}")
+            changed = True
+        fields.append(DataField(f.id, f.name, merged, f.description))
+    ids = FieldIdAllocator(schema.highest_field_id + 1)
+    for d in incoming:
+        if d.name in by_name:
+            continue
+        clash = [n for n in by_name if n.lower() == d.name.lower()]
+        if clash:
+            raise ColumnAlreadyExists(f"cannot merge the data's schema into the table: column {d.name!r} differs "
+                                      f"from the table's {clash[0]!r} only in case")
+        if d.name in SYSTEM_FIELD_NAMES or d.name.startswith(KEY_FIELD_PREFIX):
+            raise SchemaError(f"column name {d.name!r} is reserved by Paimon")
+        dtype = _reassign_ids(d.type, ids).copy(True)  # Paimon numbers a new column's nested fields first
+        fields.append(DataField(ids.take(), d.name, dtype, d.description))
+        changed = True
+    if not changed:
+        return schema
+    return TableSchema(schema.id + 1, tuple(fields), max(schema.highest_field_id, ids.highest),
+                       schema.partition_keys, schema.primary_keys, dict(schema.options), schema.comment,
+                       int(time.time() * 1000), SCHEMA_VERSION)
+
+
+def commit_merged_schema(io: FileIO, data: pa.Schema, explicit_cast: bool = False) -> TableSchema:
+    """Merge ``data``'s columns into the table's latest schema and write the result as the next schema
+    file (create-if-absent; merged again onto a schema another writer created first)."""
+    schemas = SchemaManager(io, io.root)
+    for _ in range(MAX_ATTEMPTS):
+        old = schemas.latest()
+        if old is None:
+            raise TableNotFound(f"no Paimon table at {io.root}")
+        new = merge_write_schema(old, data, explicit_cast)
+        if new is old:
+            return old
+        if schemas.create(new) is new:
+            return new
+    raise SchemaError(f"could not merge the schema of {io.root}: other writers changed it {MAX_ATTEMPTS} times")

@@ -71,7 +71,8 @@ class Snapshot:
         return Snapshot(
             id=o["id"], schema_id=o["schemaId"], base_manifest_list=o["baseManifestList"],
             delta_manifest_list=o["deltaManifestList"], commit_user=o["commitUser"],
-            commit_identifier=o["commitIdentifier"], commit_kind=o["commitKind"], time_millis=o["timeMillis"],
+            commit_identifier=int(o["commitIdentifier"]),  # a string in Paimon <= 0.2's version-1 snapshots
+            commit_kind=o["commitKind"], time_millis=o["timeMillis"],
             total_record_count=o.get("totalRecordCount") or 0, delta_record_count=o.get("deltaRecordCount") or 0,
             changelog_manifest_list=o.get("changelogManifestList"), index_manifest=o.get("indexManifest"),
             changelog_record_count=o.get("changelogRecordCount") or 0, watermark=o.get("watermark"),

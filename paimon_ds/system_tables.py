@@ -266,7 +266,8 @@ class _Files:
         if e.file.external_path:
             return e.file.external_path
         rel = partition_path(self.schema.partition_keys, self.values(e.partition),
-                             self.table.options.get("partition.default-name")) if self.schema.partition_keys else ""
+                             self.table.options.get("partition.default-name"),
+                             self.partition_types) if self.schema.partition_keys else ""
         bucket_dir = f"{rel}/bucket-{e.bucket}" if rel else f"bucket-{e.bucket}"
         return f"{self.table.root}/{bucket_dir}/{e.file.file_name}"
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
 
 from .fs import FileIO
-from .options import OptionError, Options, parse_list, table_options, validate
+from .options import OptionError, Options, parse_bool, parse_list, table_options, validate
 from .schema import SchemaManager, TableSchema
 from .snapshot import Snapshot, SnapshotManager
 from .storage import split_storage
@@ -50,7 +51,19 @@ class Table:
             if io.exists(io.root) and io.list_names(io.root):
                 raise TableNotFound(f"{path} exists but is not a Paimon table (no schema/schema-N file)")
             raise TableNotFound(f"no Paimon table at {path}")
-        return Table(path, schema, options, storage_options, io)
+        table = Table(path, schema, options, storage_options, io)
+        if any(k in options for k in ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis")):
+            # time travel reads the snapshot with the schema it was committed under (its columns, names
+            # and types), with the latest table options, as Paimon's tryTimeTravel does
+            try:
+                snapshot = table.snapshot_to_read()
+            except LookupError:  # a missing snapshot or tag is reported by the scan
+                snapshot = None
+            if snapshot is not None and snapshot.schema_id != schema.id:
+                old = table.schema_manager.schema(snapshot.schema_id)
+                table = Table(path, dataclasses.replace(old, options=dict(schema.options)), options,
+                              storage_options, io)
+        return table
 
     @staticmethod
     def for_write(path: str, arrow_schema: pa.Schema, options: Mapping[str, str] | None = None,
@@ -72,6 +85,12 @@ class Table:
                                             parse_list(options.get("primary-key", "")), table_options(options))
             table = Table(path, schema, options, storage_options, io)
         else:
+            if parse_bool(options.get("write.merge-schema", "false")):
+                # Paimon's Spark write.merge-schema: new columns and wider types go into a new schema file
+                # before any data is written (a mismatch it cannot merge raises here, writing nothing)
+                from .schema_change import commit_merged_schema
+                existing = commit_merged_schema(
+                    io, arrow_schema, parse_bool(options.get("write.merge-schema.explicit-cast", "false")))
             table = Table(path, existing, options, storage_options, io)
             table.check_write_schema(arrow_schema, options)
         table.check_writable()
@@ -114,8 +133,6 @@ class Table:
         if self.options.raw.get("merge-engine") == "first-row" and schema.options.get("sequence.field"):
             raise OptionError("the first-row merge engine does not take a 'sequence.field' (as in Paimon): "
                               "the first row written wins")
-        if self.options.raw.get("deletion-vectors.enabled", "false").lower() == "true":
-            raise OptionError("deletion vectors are not supported by this version of paimon_ds")
         producer = self.options.raw.get("changelog-producer", "none").lower()
         if producer not in ("none", "input"):
             # Paimon's streaming readers of such a table read only changelog files: without them they would miss data.
@@ -198,9 +215,10 @@ class Table:
         return TableScan(self, predicate)
 
     def new_read(self, read_schema: pa.Schema | None = None, predicate=None,
-                 row_kind_column: str | None = None, file_column: str | None = None):  # -> TableRead
+                 row_kind_column: str | None = None, file_column: str | None = None,
+                 position_column: str | None = None):  # -> TableRead
         from .operation.read import TableRead
-        return TableRead(self, read_schema, predicate, row_kind_column, file_column)
+        return TableRead(self, read_schema, predicate, row_kind_column, file_column, position_column)
 
     def to_arrow(self, predicate=None) -> pa.Table:
         """The whole table (or what ``predicate`` keeps) as one Arrow table; for tests and small reads."""

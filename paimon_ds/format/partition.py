@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import decimal
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,21 +15,50 @@ def escape_path_name(text: str) -> str:
     return "".join(f"%{ord(c):02X}" if c in _ESCAPE else c for c in text)
 
 
-def _legacy_string(value: Any) -> str:
-    """Java's toString of Paimon's internal value (partition.legacy-name=true, Paimon's default)."""
+def _legacy_string(value: Any, root: str | None = None) -> str:
+    """Java's toString of Paimon's internal value (partition.legacy-name=true, Paimon's default).
+
+    ``root``: the column's Paimon type root, which tells FLOAT from DOUBLE (Java prints their shortest
+    digits, `1.0E10` style outside 1e-3..1e7)."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, dt.datetime):
-        return value.strftime("%Y-%m-%dT%H:%M:%S.%f").rstrip("0").rstrip(".")
+    if isinstance(value, dt.datetime):  # Paimon's Timestamp.toString is LocalDateTime's ISO form
+        text = value.strftime("%Y-%m-%dT%H:%M")
+        if value.second or value.microsecond:
+            text += f":{value.second:02d}"
+        if value.microsecond:
+            text += f".{value.microsecond // 1000:03d}" if value.microsecond % 1000 == 0 \
+                else f".{value.microsecond:06d}"
+        return text
     if isinstance(value, dt.date):
         return str((value - dt.date(1970, 1, 1)).days)  # DATE is an int of days internally
+    if isinstance(value, dt.time):  # TIME is an int of milliseconds of the day internally
+        return str(((value.hour * 60 + value.minute) * 60 + value.second) * 1000 + value.microsecond // 1000)
+    if isinstance(value, float):
+        from ..schema_cast import java_float_str
+        return java_float_str(value, root == "FLOAT")
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")  # BigDecimal.toPlainString
     return str(value)
 
 
-def partition_path(names: Sequence[str], values: Sequence[Any], default_name: str) -> str:
+# Java's Character.isWhitespace: a partition value of only these is a null partition in Paimon
+_JAVA_SPACE = set("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f")
+
+
+def _blank(text: str) -> bool:
+    return all(c in _JAVA_SPACE or (unicodedata.category(c) in ("Zs", "Zl", "Zp") and c not in "\xa0\u2007\u202f")
+               for c in text)
+
+
+def partition_path(names: Sequence[str], values: Sequence[Any], default_name: str,
+                   types: Sequence[Any] | None = None) -> str:
+    """`k1=v1/k2=v2` as Paimon names it: a null, empty or blank value is ``default_name``."""
     parts = []
-    for name, value in zip(names, values):
-        text = default_name if value is None or value == "" else _legacy_string(value)
+    for i, (name, value) in enumerate(zip(names, values)):
+        text = None if value is None else _legacy_string(value, types[i].root if types else None)
+        if text is None or _blank(text):
+            text = default_name
         parts.append(f"{escape_path_name(name)}={escape_path_name(text)}")
     return "/".join(parts)
 

@@ -82,10 +82,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from ..format.binary_row import deserialize_row, encode_rows, serialize_row
 from ..format.bucket import hash_rows
+from ..format.data_file import open_data_file
 from ..mergetree.compact import sorted_runs
 from ..mergetree.kv import DELETE, KEY_PREFIX, KIND, SEQ, UPDATE_BEFORE, KeyValueLayout, group_starts
 from ..mergetree.merge import Aggregation, FirstRow, MergeEngine, PartialUpdate, merge_engine, merge_sorted_runs
@@ -546,13 +546,13 @@ class IndexBootstrap:
         sources += [SEQ, KIND]
         sources += [by_id.get(self.schema.field(n).id) for n in self.layout.sequence_fields]
         with self.table.io.open_input(path, size) as fh:
-            pf = pq.ParquetFile(fh)
-            present = set(pf.schema_arrow.names)
+            pf = open_data_file(fh, path)
+            present = set(pf.names)
             missing = [t.name for s, t in zip(sources, self.read_schema) if s is None or s not in present]
             if any(n.startswith(KEY_PREFIX) or n in (SEQ, KIND) for n in missing):
                 raise SchemaError(f"data file {path} has no column(s) {missing} of the key-value layout")
             columns = [s for s in sources if s is not None and s in present]
-            for batch in pf.iter_batches(batch_size=BOOTSTRAP_READ_ROWS, columns=columns, use_threads=False):
+            for batch in pf.iter_batches(columns, BOOTSTRAP_READ_ROWS):
                 arrays = []
                 for source, field in zip(sources, self.read_schema):
                     if source is not None and source in present:

@@ -90,6 +90,9 @@ def avro_bytes(schema: Any, records: Iterable[dict[str, Any]], compression: str)
 
 
 def read_avro(data: bytes) -> list[dict[str, Any]]:
+    if data[:4] != b"Obj\x01":  # `manifest.format` orc or parquet, which Paimon honours
+        from ..format.data_file import read_records
+        return read_records(data)
     return list(fastavro.reader(io.BytesIO(data)))
 
 

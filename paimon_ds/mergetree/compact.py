@@ -97,6 +97,15 @@ class UniversalCompaction:
             return CompactUnit(num_levels - 1, list(runs))
         return None
 
+    def pick_force_level0(self, num_levels: int, runs: list[SortedRun]) -> CompactUnit | None:
+        """Deletion-vector tables (Paimon's ForceUpLevel0Compaction): when the universal pick finds
+        nothing, every level-0 run still goes up (with the runs the size ratio adds), since readers
+        skip level 0."""
+        level0 = sum(1 for r in runs if r.level == 0)
+        if level0 == 0:
+            return None
+        return self._size_ratio(num_levels - 1, runs, level0, force=True)
+
     def pick_full(self, num_levels: int, runs: list[SortedRun]) -> CompactUnit | None:
         max_level = num_levels - 1
         if not runs or (len(runs) == 1 and runs[0].level == max_level):

@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ..format.binary_row import serialize_arrow_row
+from ..format.data_file import open_data_file
 from ..format.stats import StatsCollector
 from ..manifest.meta import DataFileMeta, FileSource
 from ..operation.write import ParquetSink
+from ..schema_cast import cast_column
 from .kv import DELETE, KIND, SEQ, UPDATE_BEFORE, KeyValueLayout
 
 if TYPE_CHECKING:
@@ -83,7 +84,8 @@ class KeyValueFileWriter:
         data = pa.concat_tables(self._pending).cast(self.kv_schema)
         self._pending, self._pending_bytes = [], 0
         if self._file is None:
-            self._file = ParquetSink(self.table, self.directory, self.namer, self.kv_schema, self.dictionary_columns)
+            self._file = ParquetSink(self.table, self.directory, self.namer, self.kv_schema, self.dictionary_columns,
+                                     level=self.level)
             self.written_paths.append(self._file.path)
             self._first_key = [data.column(i).slice(0, 1) for i in range(self.n_keys)]
         self._file.write(data)
@@ -146,18 +148,26 @@ def read_kv_file(table: Table, path: str, schema_id: int, batch_rows: int = 6553
     target = layout.arrow_schema()
     file_schema = table.schema if schema_id == table.schema.id else _load_schema(table, schema_id)
     by_id = {f.id: f.name for f in file_schema.fields}
+    # value columns whose type was altered since the file was written: read with Paimon's casts
+    n_head = len(layout.key_columns) + 2
+    file_types = {f.id: f.type for f in file_schema.fields}
+    altered = {n_head + i: (file_types[f.id], f.type) for i, f in enumerate(table.schema.fields)
+               if f.id in file_types and file_types[f.id].copy(True) != f.type.copy(True)}
     names = [n for n in target.names[: len(layout.key_columns) + 2]]
     names += [by_id.get(f.id) or f"\0missing-{f.id}" for f in table.schema.fields]
     with table.io.open_input(path, size) as fh:
-        pf = pq.ParquetFile(fh)
-        present = set(pf.schema_arrow.names)
+        pf = open_data_file(fh, path)
+        present = set(pf.names)
         cols = [n for n in names if n in present]
-        for batch in pf.iter_batches(batch_size=batch_rows, columns=cols, use_threads=False):
+        for batch in pf.iter_batches(cols, batch_rows):
             arrays = []
-            for name, field in zip(names, target):
+            for i, (name, field) in enumerate(zip(names, target)):
                 if name in present:
                     col = batch.column(batch.schema.get_field_index(name))
-                    arrays.append(col if col.type == field.type else col.cast(field.type))
+                    if i in altered:
+                        arrays.append(cast_column(col, altered[i][0], altered[i][1], field.type))
+                    else:
+                        arrays.append(col if col.type == field.type else col.cast(field.type))
                 else:
                     arrays.append(pa.nulls(batch.num_rows, field.type))
             yield pa.Table.from_arrays(arrays, schema=target)

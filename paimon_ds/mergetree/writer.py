@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from ..deletionvectors.maintainer import DeletionVectorsMaintainer, drop_positions, dv_enabled
+from ..format.binary_row import deserialize_row
 from ..manifest.meta import DataFileMeta, FileSource
 from .compact import CompactionOptions, UniversalCompaction, drop_delete, sorted_runs
 from .files import KeyValueFileWriter, assign_sequence, read_kv_file
@@ -30,14 +32,20 @@ if TYPE_CHECKING:
     from ..table import Table
 
 SPILL_BATCH_ROWS = 65536
+_POS = "_paimon_ds_position"  # a row's position in its file, while looking keys up for deletion vectors
 MAX_SPILLS = 64
 
 
 class MergeTreeWriter:
     def __init__(self, table: Table, engine: MergeEngine, directory: str, namer: DataFileNamer, base_seq: int,
                  stride: int = 1, slot: int = 0, restored: list[DataFileMeta] | None = None,
-                 compact: bool = False, full_compaction: bool = False) -> None:
+                 compact: bool = False, full_compaction: bool = False,
+                 deletion_vectors: DeletionVectorsMaintainer | None = None) -> None:
+        """``deletion_vectors``: deletion-vector tables, the bucket's vectors as of ``restored``; without
+        it such a table is not compacted here (the committer lifts its level-0 files, see commit.py)."""
         self.table = table
+        self.dv = deletion_vectors
+        self.dv_table = dv_enabled(table)
         self.engine = engine
         self.layout = KeyValueLayout(table.schema)
         self.directory = directory
@@ -137,7 +145,7 @@ class MergeTreeWriter:
         self._cleanup_spills()
         before: list[DataFileMeta] = []
         after: list[DataFileMeta] = []
-        if self.compact:
+        if self.compact and (self.dv is not None or not self.dv_table):
             before, after = self._compact()
         new = self.new_files
         self.new_files = []
@@ -159,13 +167,21 @@ class MergeTreeWriter:
                 unit = strategy.pick_first_row(opts.num_levels, runs)
             else:
                 unit = strategy.pick(opts.num_levels, runs)
+            if unit is None and self.dv is not None:
+                unit = strategy.pick_force_level0(opts.num_levels, runs)
             if unit is None:
                 break
             full = False
-            dropping = drop_delete(unit, runs)
+            # with deletion vectors every older version of a rewritten key gets deleted: deletes can go
+            dropping = drop_delete(unit, runs) or (self.dv is not None and unit.output_level != 0)
             inputs = unit.files
-            if len(inputs) == 1 and (not dropping or not inputs[0].delete_row_count):
+            if len(inputs) == 1 and (not dropping or not inputs[0].delete_row_count) and not (
+                    self.dv is not None and inputs[0].level == 0):
                 outputs = [replace(inputs[0], level=unit.output_level)]  # upgrade: same file, new level
+            elif self.dv is not None:
+                outputs = self._rewrite_with_lookup(unit.runs, runs, unit.output_level)
+                for f in inputs:
+                    self.dv.remove(f.file_name)
             else:
                 outputs = self.rewrite(unit.runs, unit.output_level, dropping)
             before += inputs
@@ -173,7 +189,8 @@ class MergeTreeWriter:
             gone = {f.file_name for f in inputs}
             files = [f for f in files if f.file_name not in gone] + outputs
             remaining = sorted_runs(files)
-            if len(remaining) <= opts.stop_trigger and not (force_up and remaining and remaining[0].level == 0):
+            if len(remaining) <= opts.stop_trigger and not (
+                    (force_up or self.dv is not None) and remaining and remaining[0].level == 0):
                 break
         return _net(before, after, self)
 
@@ -184,7 +201,63 @@ class MergeTreeWriter:
         self._writers.append(writer)
         return writer.write_all(merge_sorted_runs(readers, self.engine, drop_retract=dropping))
 
+    def _rewrite_with_lookup(self, unit_runs, runs, output_level: int) -> list[DataFileMeta]:
+        """Deletion-vector compaction (Paimon's LookupMergeTreeCompactRewriter): merge the unit's runs
+        (their deleted rows dropped) together with the older versions of the same keys found in the
+        runs the unit leaves alone, and mark those older rows deleted in their files' vectors. Readers
+        then read each file with its vector and need not merge levels."""
+        keys = self.layout.key_columns
+        unit_files = {f.file_name for r in unit_runs for f in r.files}
+        seen = [t.select(keys) for r in unit_runs for t in self._read_run_dv(r.files)]
+        readers = [self._read_run_dv(r.files) for r in unit_runs]
+        if seen:
+            unit_keys = pa.concat_tables(seen).group_by(keys, use_threads=False).aggregate([])
+            bounds = unit_keys.sort_by([(k, "ascending") for k in keys])
+            lo, hi = (tuple(bounds.column(k)[i].as_py() for k in keys) for i in (0, bounds.num_rows - 1))
+            for run in runs:
+                if run.level == 0 or any(f.file_name in unit_files for f in run.files):
+                    continue
+                older = [self._lookup(f, unit_keys) for f in run.files if self._may_hold(f, lo, hi)]
+                readers.append(t for t in older if t.num_rows)
+        writer = KeyValueFileWriter(self.table, self.directory, self.namer, level=output_level,
+                                    file_source=FileSource.COMPACT)
+        self._writers.append(writer)
+        return writer.write_all(merge_sorted_runs(readers, self.engine, drop_retract=True))
+
+    def _may_hold(self, f: DataFileMeta, lo: tuple, hi: tuple) -> bool:
+        """Whether file ``f``'s key range meets [lo, hi] (any doubt: yes, the file is read)."""
+        try:
+            types = [x.type for x in self.layout.key_fields]
+            f_lo, f_hi = tuple(deserialize_row(f.min_key, types)), tuple(deserialize_row(f.max_key, types))
+            return not (f_hi < lo or f_lo > hi)
+        except Exception:  # noqa: BLE001 - keys that do not compare in Python: no pruning
+            return True
+
+    def _lookup(self, f: DataFileMeta, unit_keys: pa.Table) -> pa.Table:
+        """The live rows of file ``f`` whose keys are in ``unit_keys``, now marked deleted in its vector."""
+        parts = list(_read_run(self.table, self.directory, [f]))
+        if not parts:
+            return self.layout.arrow_schema().empty_table()
+        data = pa.concat_tables(parts)
+        data = data.append_column(_POS, pa.array(np.arange(data.num_rows, dtype=np.int64)))
+        data = next(iter(drop_positions([data], self.dv.positions(f.file_name))), data.slice(0, 0))
+        if data.num_rows == 0:
+            return data.drop_columns([_POS])
+        keys = self.layout.key_columns
+        # join on the keys and positions only (any value column type may be in the rest)
+        found = data.select([*keys, _POS]).join(unit_keys, keys=keys, join_type="left semi", use_threads=False)
+        positions = np.sort(found.column(_POS).to_numpy())  # the file's order (by key), which joins do not keep
+        self.dv.delete(f.file_name, positions)
+        index = np.searchsorted(data.column(_POS).to_numpy(), positions)
+        return data.take(pa.array(index)).drop_columns([_POS])
+
+    def _read_run_dv(self, files: list[DataFileMeta]) -> Iterator[pa.Table]:
+        for f in files:
+            yield from drop_positions(_read_run(self.table, self.directory, [f]), self.dv.positions(f.file_name))
+
     def abort(self) -> None:
+        if self.dv is not None:
+            self.dv.abort()
         for w in self._writers:
             w.abort()
         self._cleanup_spills()

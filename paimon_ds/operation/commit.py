@@ -65,6 +65,7 @@ class TableCommit:
         self.lost_races = 0  # attempts another writer's snapshot beat (each retried on the new latest)
         self.merge_min_count = opts.get("manifest.merge-min-count")
         compression = opts.get("manifest.compression")
+        opts.get("manifest.format")  # raises for orc/parquet manifests: ours would be Avro (see options.py)
         partition_types = [f.type for f in table.schema.partition_fields]
         self.manifest_file = ManifestFile(self.io, table.root, partition_types, table.schema.id, compression,
                                           opts.get("manifest.target-file-size"))
@@ -99,16 +100,29 @@ class TableCommit:
             snapshot = self._commit(adds, "APPEND", identifier, overwrite=None, sequence_guard=guard,
                                     changelog=changelog, index_changes=index_changes)
         if compact_adds or compact_deletes:
-            # as Paimon: new files land as APPEND, the compaction of the same commit as COMPACT
-            snapshot = self._commit(compact_adds, "COMPACT", identifier, overwrite=None, fixed_deletes=compact_deletes)
+            # as Paimon: new files land as APPEND, the compaction of the same commit as COMPACT (with the
+            # deletion vectors it changed: they belong to the files it wrote)
+            snapshot = self._commit(compact_adds, "COMPACT", identifier, overwrite=None, fixed_deletes=compact_deletes,
+                                    dv_changes=self._dv_changes(messages))
         return self._lift_first_row_level0(messages) or snapshot
+
+    @staticmethod
+    def _dv_changes(messages: Sequence[CommitMessage]) -> list[IndexManifestEntry]:
+        """The deletion-vector index files a compaction replaced (DELETE) and wrote (ADD)."""
+        from ..index.manifest import DELETION_VECTORS_INDEX
+        return ([IndexManifestEntry(FileKind.DELETE, m.partition, m.bucket, f) for m in messages
+                 for f in m.deleted_index_files if f.index_type == DELETION_VECTORS_INDEX]
+                + [IndexManifestEntry(FileKind.ADD, m.partition, m.bucket, f) for m in messages
+                   for f in m.new_index_files if f.index_type == DELETION_VECTORS_INDEX])
 
     def _lift_first_row_level0(self, messages: Sequence[CommitMessage]) -> Snapshot | None:
         """First-row tables keep no level-0 file past a commit: Paimon's readers skip level 0 there
         (its first-row writers compact every commit up). Writers that did not (several tasks per
         bucket, or a plain core write) leave it to the committer, the one owner at this point."""
         opts = self.table.options.raw
-        if opts.get("merge-engine") != "first-row" or opts.get("write-only", "false").lower() == "true":
+        # deletion-vector tables too: their readers skip level 0 as well (Paimon compacts it up with lookup)
+        dv = opts.get("deletion-vectors.enabled", "false").lower() == "true" and self.table.schema.primary_keys
+        if (opts.get("merge-engine") != "first-row" and not dv) or opts.get("write-only", "false").lower() == "true":
             return None
         lifted = {(f.file_name) for m in messages for f in m.compact_before}
         buckets = {(m.partition, m.bucket) for m in messages
@@ -133,8 +147,10 @@ class TableCommit:
                 self.abort(messages)
                 raise ValueError("INSERT OVERWRITE with a static PARTITION clause wrote rows outside that partition "
                                  f"(files {outside[:3]}); nothing was committed")
-        return self._commit(adds, "OVERWRITE", identifier, overwrite=partitions if partitions is not None else "all",
-                            index_changes=self._index_changes(messages))
+        snapshot = self._commit(adds, "OVERWRITE", identifier,
+                                overwrite=partitions if partitions is not None else "all",
+                                index_changes=self._index_changes(messages))
+        return self._lift_first_row_level0(messages) or snapshot  # readers that skip level 0 see the new rows
 
     def replace_files(self, messages: Sequence[CommitMessage], file_names: Sequence[str],
                       identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:
@@ -154,7 +170,29 @@ class TableCommit:
                                  "the table; nothing was changed (run the statement again)")
         deletes = [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
                    for e in (live[n] for n in file_names)]
-        return self._commit(adds, "OVERWRITE", identifier, overwrite=None, fixed_deletes=deletes)
+        from ..deletionvectors.maintainer import drop_vectors_of
+        dv_changes = drop_vectors_of(self.table, latest, deletes)  # the removed files' deletion vectors go too
+        try:
+            return self._commit(adds, "OVERWRITE", identifier, overwrite=None, fixed_deletes=deletes,
+                                dv_changes=dv_changes)
+        except BaseException:
+            for e in dv_changes:
+                if e.kind == FileKind.ADD:
+                    self.io.delete_quietly(index_path(self.table.root, e.index_file.file_name))
+            raise
+
+    def commit_deletion_vectors(self, messages: Sequence[CommitMessage], file_names: Sequence[str],
+                                identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot:
+        """Commit new deletion vectors of the data files ``file_names`` (messages with index files only)
+        as Paimon does: a COMPACT snapshot. Fails if another commit removed one of those files meanwhile
+        (or replaced the vectors the messages extended)."""
+        latest = self.table.snapshot_manager.latest()
+        live = {e.file.file_name for e in (self.table.new_scan().read_entries(latest) if latest else ())}
+        missing = [n for n in file_names if n not in live]
+        if missing:
+            raise CommitConflict(f"files {missing[:3]} were removed by another commit since the statement read "
+                                 "the table; nothing was changed (run the statement again)")
+        return self._commit([], "COMPACT", identifier, overwrite=None, dv_changes=self._dv_changes(messages))
 
     def commit_or_abort(self, messages: Sequence[CommitMessage],
                         identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:
@@ -187,7 +225,7 @@ class TableCommit:
         """
         by_bucket: dict[tuple[bytes, int], list[CommitMessage]] = {}
         for m in messages:
-            if m.new_index_files:
+            if any(f.index_type == HASH_INDEX for f in m.new_index_files):  # DV files: see _dv_changes
                 by_bucket.setdefault((m.partition, m.bucket), []).append(m)
         changes = []
         for (partition, bucket), ms in by_bucket.items():
@@ -237,10 +275,11 @@ class TableCommit:
                 fixed_deletes: list[ManifestEntry] | None = None,
                 sequence_guard: tuple[int, dict[tuple[bytes, int], int]] | None = None,
                 changelog: list[ManifestEntry] | None = None,
-                index_changes: list[IndexChange] | None = None) -> Snapshot:
+                index_changes: list[IndexChange] | None = None,
+                dv_changes: list[IndexManifestEntry] | None = None) -> Snapshot:
         try:
             snapshot = self._commit_attempts(adds, kind, identifier, overwrite, fixed_deletes, sequence_guard,
-                                             changelog, index_changes or [])
+                                             changelog, index_changes or [], dv_changes or [])
         except BaseException:
             for name in self._merged_index_files:
                 self.io.delete_quietly(index_path(self.table.root, name))
@@ -255,7 +294,8 @@ class TableCommit:
                          overwrite: set[bytes] | Callable[[bytes], bool] | str | None,
                          fixed_deletes: list[ManifestEntry] | None,
                          sequence_guard: tuple[int, dict[tuple[bytes, int], int]] | None,
-                         changelog: list[ManifestEntry] | None, index_changes: list[IndexChange]) -> Snapshot:
+                         changelog: list[ManifestEntry] | None, index_changes: list[IndexChange],
+                         dv_changes: list[IndexManifestEntry] | None = None) -> Snapshot:
         self._ensure_schema()
         fixed_deletes = fixed_deletes or []
         delta_metas: list[ManifestFileMeta] = []
@@ -288,7 +328,7 @@ class TableCommit:
                     delete_metas = self.manifest_file.write(deletes)
                     attempt_files += [m.file_name for m in delete_metas]
                     this_delta += delete_metas
-                index_manifest = self._index_manifest(latest, overwrite, index_changes)
+                index_manifest = self._index_manifest(latest, overwrite, index_changes, dv_changes)
                 if latest is None or index_manifest != latest.index_manifest:
                     if index_manifest is not None:
                         attempt_files.append(index_manifest)
@@ -333,7 +373,7 @@ class TableCommit:
 
     def _index_manifest(self, latest: Snapshot | None,
                         overwrite: set[bytes] | Callable[[bytes], bool] | str | None,
-                        changes: list[IndexChange]) -> str | None:
+                        changes: list[IndexChange], dv_changes: list[IndexManifestEntry] | None = None) -> str | None:
         """The new snapshot's index manifest: the latest one, or (if this commit changes the index) a new
         one with the latest entries minus the overwritten partitions' and the replaced, plus the new.
 
@@ -341,9 +381,16 @@ class TableCommit:
         if another commit changed it since, the commit fails (its keys may sit in other buckets now).
         """
         previous = latest.index_manifest if latest is not None else None
-        if not changes and (overwrite is None or previous is None):
+        dv_changes = dv_changes or []
+        if not changes and not dv_changes and (overwrite is None or previous is None):
             return previous  # as Paimon: a commit that changes no index keeps the manifest
         entries = self.index_manifest_file.read(previous) if previous else []
+        live_names = {e.index_file.file_name for e in entries}
+        gone = [e.index_file.file_name for e in dv_changes if e.kind == FileKind.DELETE
+                and e.index_file.file_name not in live_names]
+        if gone:  # another compaction changed these vectors since this one read them
+            raise CommitConflict(f"deletion vector files {gone[:3]} of {self.table.path} were replaced by another "
+                                 "commit; nothing was committed")
         deletes = []
         if overwrite is not None:
             deletes = [IndexManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.index_file) for e in entries
@@ -360,6 +407,8 @@ class TableCommit:
                         f"(now {now}, this write started from {c.replaced.file_name if c.replaced else 'none'}) "
                         "while this write was running; nothing was committed. Retry the write")
         adds = [IndexManifestEntry(FileKind.ADD, c.partition, c.bucket, c.new) for c in changes]
+        deletes += [e for e in dv_changes if e.kind == FileKind.DELETE]
+        adds += [e for e in dv_changes if e.kind == FileKind.ADD]
         if not deletes and not adds:
             return previous
         return self.index_manifest_file.write(combine(entries, deletes + adds))

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from ..deletionvectors.maintainer import DeletionVectorsMaintainer, dv_enabled
 from ..manifest.meta import DataFileMeta, FileSource
 from ..mergetree.compact import CompactionOptions, UniversalCompaction, sorted_runs
 from ..mergetree.merge import FirstRow, merge_engine
@@ -34,6 +35,7 @@ class BucketTask:
     directory: str
     partition_path: str
     files: list[DataFileMeta]
+    dv_index_files: list = field(default_factory=list)  # deletion-vector tables: the bucket's DV index files
 
 
 def pick_small_files(files: list[DataFileMeta], target_size: int, min_files: int,
@@ -71,6 +73,7 @@ def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int
     strategy = UniversalCompaction(opts)
     tasks = []
     force_up = bool(table.schema.primary_keys) and isinstance(merge_engine(table.schema, table.options), FirstRow)
+    dv_files = _dv_index_files(table, scan.snapshot) if dv_enabled(table) else None
     for (partition, bucket), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         if only is not None and (partition, bucket) not in only:
             continue
@@ -82,15 +85,21 @@ def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int
                                       table.options.get("compaction.min.file-num"), full)
             if picked:
                 tasks.append(_bucket_task(table, scan, partition, bucket, group[0].total_buckets, picked))
+                if dv_files is not None:
+                    tasks[-1].dv_index_files = dv_files.get((partition, bucket), [])
             continue
         runs = sorted_runs(files)
         if full or force_up:  # first-row: keys must stay in one run (see UniversalCompaction.pick_first_row)
             unit = strategy.pick_full(opts.num_levels, runs)
         else:
             unit = strategy.pick(opts.num_levels, runs)
+        if unit is None and dv_files is not None:  # readers skip level 0: it always goes up
+            unit = strategy.pick_force_level0(opts.num_levels, runs)
         if unit is None:
             continue
         tasks.append(_bucket_task(table, scan, partition, bucket, group[0].total_buckets, files))
+        if dv_files is not None:
+            tasks[-1].dv_index_files = dv_files.get((partition, bucket), [])
     return tasks
 
 
@@ -102,12 +111,22 @@ def _bucket_task(table: Table, scan: TableScan, partition: bytes, bucket: int, t
 
 def run_append_compaction(table: Table, task: BucketTask) -> CommitMessage:
     """Rewrite an append bucket's small files (the task's) into files of the target size."""
+    from ..deletionvectors.index_file import deletion_files
     from .scan import Split
     writer = RollingFileWriter(table, task.directory, DataFileNamer())
+    # deletion-vector tables: the deleted rows are not rewritten, and the compacted files' vectors go
+    dvs = DeletionVectorsMaintainer(table, task.dv_index_files) if task.dv_index_files else None
+    new_dvs, old_dvs = [], []
     try:
-        for batch in table.new_read().read(Split(task.partition, task.bucket, task.directory, task.files)):
+        split = Split(task.partition, task.bucket, task.directory, task.files,
+                      deletion_files=deletion_files(table.root, task.dv_index_files))
+        for batch in table.new_read().read(split):
             writer.add(batch)
         written = writer.close()
+        if dvs is not None:
+            for f in task.files:
+                dvs.remove(f.file_name)
+            new_dvs, old_dvs = dvs.prepare_commit()
     except BaseException:
         writer.abort()
         raise
@@ -116,22 +135,39 @@ def run_append_compaction(table: Table, task: BucketTask) -> CommitMessage:
     after = [replace(f, file_source=FileSource.COMPACT, min_sequence_number=lo, max_sequence_number=hi)
              for f in written]
     return CommitMessage(task.partition, task.bucket, task.total_buckets, [], task.partition_path,
-                         compact_before=task.files, compact_after=after)
+                         compact_before=task.files, compact_after=after, new_index_files=new_dvs,
+                         deleted_index_files=old_dvs)
 
 
 def run_compaction(table: Table, task: BucketTask, full: bool) -> CommitMessage:
     """Compact one bucket (the task's files) and describe the result."""
     if not table.schema.primary_keys:
         return run_append_compaction(table, task)
+    dvs = DeletionVectorsMaintainer(table, task.dv_index_files) if dv_enabled(table) else None
     writer = MergeTreeWriter(table, merge_engine(table.schema, table.options), task.directory, DataFileNamer(),
-                             base_seq=0, restored=task.files, compact=True, full_compaction=full)
+                             base_seq=0, restored=task.files, compact=True, full_compaction=full,
+                             deletion_vectors=dvs)
     try:
         _, before, after = writer.prepare_commit()
+        new_dvs, old_dvs = dvs.prepare_commit() if dvs is not None else ([], [])
     except BaseException:
         writer.abort()
         raise
     return CommitMessage(task.partition, task.bucket, task.total_buckets, [], task.partition_path,
-                         compact_before=before, compact_after=after)
+                         compact_before=before, compact_after=after, new_index_files=new_dvs,
+                         deleted_index_files=old_dvs)
+
+
+def _dv_index_files(table: Table, snapshot) -> dict[tuple[bytes, int], list]:
+    """(partition, bucket) -> its DELETION_VECTORS index files at ``snapshot``."""
+    from ..index.manifest import DELETION_VECTORS_INDEX, IndexManifestFile
+    out: dict[tuple[bytes, int], list] = {}
+    if snapshot is None or not snapshot.index_manifest:
+        return out
+    for e in IndexManifestFile(table.io, table.root).read(snapshot.index_manifest):
+        if e.index_file.index_type == DELETION_VECTORS_INDEX:
+            out.setdefault((e.partition, e.bucket), []).append(e.index_file)
+    return out
 
 
 def compact_in_process(table: Table, buckets: set[tuple[bytes, int]] | None, full: bool = False,

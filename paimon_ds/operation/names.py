@@ -24,7 +24,8 @@ class FileNamer:
         namer.uuid = self.uuid
         return namer
 
-    def next(self) -> str:
-        name = f"{self.kind}-{self.uuid}-{self.count}{self.suffix}"
+    def next(self, suffix: str | None = None) -> str:
+        """The next name; ``suffix`` overrides this namer's (a file of another format)."""
+        name = f"{self.kind}-{self.uuid}-{self.count}{self.suffix if suffix is None else suffix}"
         self.count += 1
         return name

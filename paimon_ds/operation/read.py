@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from ..format.data_file import open_data_file
 from ..predicate import Predicate
+from ..schema_cast import cast_column
 from .scan import Split, _load_schema
 
 if TYPE_CHECKING:
@@ -27,12 +28,15 @@ KIND_NAMES = pa.array(["+I", "-U", "+U", "-D"], pa.string())
 class TableRead:
     def __init__(self, table: Table, read_schema: pa.Schema | None = None,
                  predicate: Predicate | None = None, row_kind_column: str | None = None,
-                 file_column: str | None = None) -> None:
+                 file_column: str | None = None, position_column: str | None = None) -> None:
         """``row_kind_column``: also give each row's kind (+I, -U, +U, -D) in a leading string column of
         this name, as Paimon's `$audit_log` table does (streaming reads of changes use it).
         ``file_column``: append tables only: a trailing string column naming each row's data file, which
-        row-level DELETE / UPDATE / MERGE use to rewrite only the files they touch."""
+        row-level DELETE / UPDATE / MERGE use to rewrite only the files they touch.
+        ``position_column`` (with ``file_column``): then each row's position in its file, for deletion vectors;
+        the predicate then only prunes files (the caller filters the rows)."""
         self.table = table
+        self.position_column = position_column if file_column is not None else None
         self.file_column = file_column
         if file_column is not None and table.schema.primary_keys:
             raise ValueError("a file column is given for append tables only (a primary-key row merges files)")
@@ -40,7 +44,7 @@ class TableRead:
         if read_schema is None:
             read_schema = full
         self.row_kind_column = row_kind_column
-        for extra in (row_kind_column, file_column):
+        for extra in (row_kind_column, file_column, self.position_column):
             if extra is not None and extra in read_schema.names:
                 read_schema = read_schema.remove(read_schema.get_field_index(extra))
         self.data_schema = read_schema  # the table's columns that are read
@@ -49,6 +53,8 @@ class TableRead:
         self.kinds_schema = self.output_schema  # without the file column
         if file_column is not None:
             self.output_schema = self.output_schema.append(pa.field(file_column, pa.string(), nullable=False))
+        if self.position_column is not None:
+            self.output_schema = self.output_schema.append(pa.field(self.position_column, pa.int64(), nullable=False))
         self.predicate = predicate
         self.fields = [table.schema.field(name) for name in read_schema.names]
 
@@ -60,13 +66,36 @@ class TableRead:
                                      merge=not changelog)
             return
         for f in split.files:
-            for batch in self._read_file(split.file_path(f), f.schema_id, f.file_size):
+            if self.position_column is not None:
+                yield from self._read_positions(split, f)
+                continue
+            for batch in self._read_file(split.file_path(f), f.schema_id, f.file_size,
+                                         deleted=_deleted_positions(self.table, split, f.file_name)):
                 batch = self._with_kinds(batch, None)
                 if self.file_column is not None:
                     batch = pa.RecordBatch.from_arrays(
                         [*batch.columns, pa.array([f.file_name] * batch.num_rows, pa.string())],
                         schema=self.output_schema)
                 yield batch
+
+    def _read_positions(self, split: Split, f) -> Iterator[pa.RecordBatch]:
+        """A file's live rows with its name and each row's position in it (before its deletion vector and
+        any filter; the predicate is not applied here, as positions must count every row)."""
+        plain = TableRead(self.table, self.data_schema)
+        deleted = _deleted_positions(self.table, split, f.file_name)
+        start = 0
+        for batch in plain._read_file(split.file_path(f), f.schema_id, f.file_size):
+            positions = np.arange(start, start + batch.num_rows, dtype=np.int64)
+            start += batch.num_rows
+            if deleted is not None and len(deleted):
+                keep = ~np.isin(positions, deleted)
+                batch, positions = batch.filter(pa.array(keep)), positions[keep]
+            if batch.num_rows == 0:
+                continue
+            batch = self._with_kinds(batch, None)
+            yield pa.RecordBatch.from_arrays(
+                [*batch.columns, pa.array([f.file_name] * batch.num_rows, pa.string()), pa.array(positions)],
+                schema=self.output_schema)
 
     def _read_kv(self, split: Split, keep_retracts: bool, merge: bool) -> Iterator[pa.RecordBatch]:
         """Merge-on-read of a primary-key bucket: k-way merge of its sorted runs with the merge engine
@@ -80,7 +109,9 @@ class TableRead:
 
         def run_reader(files) -> Iterator[pa.Table]:
             for f in files:
-                yield from read_kv_file(self.table, split.file_path(f), f.schema_id, BATCH_ROWS, f.file_size)
+                yield from _drop_deleted(
+                    read_kv_file(self.table, split.file_path(f), f.schema_id, BATCH_ROWS, f.file_size),
+                    _deleted_positions(self.table, split, f.file_name))
 
         def finish(t: pa.Table) -> pa.Table:
             return t if keep_retracts else engine.drop_retracts(t)
@@ -89,6 +120,10 @@ class TableRead:
             merged = (finish(t) for t in run_reader(split.files))
         else:
             readers = [run_reader(r.files) for r in sorted_runs(split.files)]
+            if split.deletion_files is not None and all(f.delete_row_count == 0 for f in split.files):
+                # Paimon's raw-convertible deletion-vector split: higher-level files with their deletion
+                # vectors hold each key once, no merging needed
+                readers = [run_reader(split.files)]
             if len(readers) == 1:  # a single run has unique keys: no merging, only deletes to drop
                 merged = (finish(t) for t in readers[0])
             else:
@@ -127,19 +162,24 @@ class TableRead:
         arrays = [c if c.type == f.type else c.cast(f.type) for c, f in zip(batch.columns, self.data_schema)]
         return pa.RecordBatch.from_arrays(arrays, schema=self.data_schema)
 
-    def _read_file(self, path: str, schema_id: int, size: int | None = None) -> Iterator[pa.RecordBatch]:
+    def _read_file(self, path: str, schema_id: int, size: int | None = None,
+                   deleted: np.ndarray | None = None) -> Iterator[pa.RecordBatch]:
+        """``deleted``: the file's deleted row positions (its deletion vector), dropped before filtering."""
         file_schema = _load_schema(self.table, schema_id)
         file_names = {f.id: f.name for f in file_schema.fields}
+        file_types = {f.id: f.type for f in file_schema.fields}  # a column's type when the file was written
         wanted = [(f, file_names.get(f.id)) for f in self.fields]
         target = self.data_schema
         with self.table.io.open_input(path, size) as fh:
-            pf = pq.ParquetFile(fh)
-            present = set(pf.schema_arrow.names)
+            pf = open_data_file(fh, path)  # parquet, orc or avro, by the file name's extension
+            present = set(pf.names)
             predicate_fields = self.predicate.fields() if self.predicate is not None else set()
             # the predicate runs on the file's own columns when they still have their names; else on the
             # conformed batch (renamed columns by id, added ones null), with its extra columns dropped after
             in_file = bool(predicate_fields) and all(
-                n in present and file_names.get(self.table.schema.field(n).id) == n for n in predicate_fields)
+                n in present and file_names.get(self.table.schema.field(n).id) == n
+                and _same_type(file_types.get(self.table.schema.field(n).id), self.table.schema.field(n).type)
+                for n in predicate_fields)
             after = bool(predicate_fields) and not in_file
             if after:
                 extra_fields = [self.table.schema.field(n) for n in sorted(predicate_fields) if n not in target.names]
@@ -148,12 +188,12 @@ class TableRead:
                 target = pa.schema([*target, *(full.field(f.name) for f in extra_fields)])
             columns = [name for _, name in wanted if name is not None and name in present]
             extra = [n for n in (predicate_fields if in_file else ()) if n not in columns]
-            for batch in pf.iter_batches(batch_size=BATCH_ROWS, columns=columns + extra, use_threads=False):
+            for batch in _drop_deleted(pf.iter_batches(columns + extra, BATCH_ROWS), deleted):
                 if in_file:
                     batch = self._filter(batch)
                     if batch is None:
                         continue
-                batch = self._conform(batch, wanted, target)
+                batch = self._conform(batch, wanted, target, file_types)
                 if after:
                     batch = self._filter(batch)
                     if batch is None:
@@ -165,13 +205,38 @@ class TableRead:
         kept = pa.Table.from_batches([batch]).filter(self.predicate.expression())
         return kept.combine_chunks().to_batches()[0] if kept.num_rows else None
 
-    def _conform(self, batch: pa.RecordBatch, wanted, target: pa.Schema) -> pa.RecordBatch:
+    def _conform(self, batch: pa.RecordBatch, wanted, target: pa.Schema,
+                 file_types: dict | None = None) -> pa.RecordBatch:
         arrays = []
         names = batch.schema.names
-        for (_, file_name), field in zip(wanted, target):
+        for (table_field, file_name), field in zip(wanted, target):
             if file_name is not None and file_name in names:
                 col = batch.column(names.index(file_name))
-                arrays.append(col if col.type == field.type else col.cast(field.type))
+                # a column whose type was altered since the file was written: Paimon's cast on read
+                src = (file_types or {}).get(table_field.id)
+                arrays.append(cast_column(col, src, table_field.type, field.type)
+                              if src is not None and not _same_type(src, table_field.type)
+                              else col if col.type == field.type else col.cast(field.type))
             else:
                 arrays.append(pa.nulls(batch.num_rows, field.type))
         return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def _same_type(a, b) -> bool:
+    """Whether a file's column type and the table's are the same type (nullability aside)."""
+    return a is not None and b is not None and a.copy(True) == b.copy(True)
+
+
+def _deleted_positions(table: Table, split: Split, file_name: str) -> np.ndarray | None:
+    """The deleted row positions of a data file of ``split`` (None: it has no deletion vector)."""
+    dv = split.deletion_files.get(file_name) if split.deletion_files else None
+    if dv is None:
+        return None
+    from ..deletionvectors.index_file import read_vector
+    return read_vector(table.io, dv)
+
+
+def _drop_deleted(batches, deleted: np.ndarray | None):
+    """Drop the rows at ``deleted`` positions (a file's deletion vector) of a file's consecutive batches."""
+    from ..deletionvectors.maintainer import drop_positions
+    return drop_positions(batches, deleted)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from ..deletionvectors.index_file import DeletionFile
 from ..format.binary_row import deserialize_row
 from ..format.partition import partition_path
 from ..manifest.files import ManifestFile, ManifestList
@@ -31,6 +32,8 @@ class Split:
     directory: str  # absolute directory of the bucket
     files: list[DataFileMeta] = field(default_factory=list)
     snapshot_id: int | None = None
+    # deletion-vector tables: data file name -> its deletion vector (Paimon's DataSplit.deletionFiles)
+    deletion_files: dict[str, DeletionFile] | None = None
 
     @property
     def row_count(self) -> int:
@@ -44,10 +47,7 @@ class TableScan:
     def __init__(self, table: Table, predicate: Predicate | None = None) -> None:
         self.table = table
         self.schema = table.schema
-        if table.options.raw.get("deletion-vectors.enabled", "false").lower() == "true":
-            from ..options import OptionError
-            raise OptionError(f"table {table.path} uses deletion vectors, which this version of paimon_ds "
-                              "cannot apply yet; reading it would return deleted rows")
+        self.deletion_vectors = table.options.raw.get("deletion-vectors.enabled", "false").lower() == "true"
         part_keys = set(self.schema.partition_keys)
         leaves = split_and(predicate)
         self.partition_predicate = and_all([p for p in leaves if p.fields() <= part_keys])
@@ -102,7 +102,8 @@ class TableScan:
         keys = self.schema.partition_keys
         if not keys:
             return ""
-        return partition_path(keys, self._partition_values(partition), self.table.options.get("partition.default-name"))
+        return partition_path(keys, self._partition_values(partition), self.table.options.get("partition.default-name"),
+                              self.partition_types)
 
     def bucket_dir(self, partition: bytes, bucket: int) -> str:
         """The bucket's directory relative to the table."""
@@ -135,7 +136,7 @@ class TableScan:
             if nulls is not None and nulls < 0:
                 nulls = None  # Java Paimon stores parquet's "unknown" (-1), e.g. when values exceed 4 KiB
             if self.schema.field(name).type != stat_fields[i].type:
-                lo = hi = None  # evolved type: stats are in the old type, do not compare
+                lo = hi = nulls = None  # evolved type: stats are in the old type (a cast may even give nulls)
             return lo, hi, nulls, f.row_count
         return lookup
 
@@ -159,25 +160,52 @@ class TableScan:
             groups[(e.partition, e.bucket)].append(e.file)
         splits: list[Split] = []
         sid = self.snapshot.id if self.snapshot else None
+        dv_files = self._deletion_files() if self.deletion_vectors else None
         for (partition, bucket), files in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
             directory = f"{self.table.root}/{self.bucket_dir(partition, bucket)}"
             files.sort(key=lambda f: (f.min_sequence_number, f.creation_time or 0, f.file_name))
+            if dv_files is not None and self.schema.primary_keys:
+                # as Paimon's DataTableBatchScan: level-0 files are not read (compaction folds them into
+                # higher levels and marks the replaced rows there in deletion vectors)
+                files = [f for f in files if f.level > 0]
+                if not files:
+                    continue
             if self.schema.primary_keys:
                 # every sorted run of a bucket must be merged together: one split per bucket
-                splits.append(Split(partition, bucket, directory, files, sid))
+                splits.append(self._with_dvs(Split(partition, bucket, directory, files, sid), dv_files))
                 continue
             current: list[DataFileMeta] = []
             weight = 0
             for f in files:
                 w = max(f.file_size, open_cost)
                 if current and weight + w > target:
-                    splits.append(Split(partition, bucket, directory, current, sid))
+                    splits.append(self._with_dvs(Split(partition, bucket, directory, current, sid), dv_files))
                     current, weight = [], 0
                 current.append(f)
                 weight += w
             if current:
-                splits.append(Split(partition, bucket, directory, current, sid))
+                splits.append(self._with_dvs(Split(partition, bucket, directory, current, sid), dv_files))
         return splits
+
+    def _deletion_files(self) -> dict[tuple[bytes, int], dict[str, DeletionFile]]:
+        """(partition, bucket) -> data file name -> deletion file, from the snapshot's index manifest."""
+        from ..deletionvectors.index_file import deletion_files
+        from ..index.manifest import DELETION_VECTORS_INDEX, IndexManifestFile
+        out: dict[tuple[bytes, int], dict[str, DeletionFile]] = {}
+        if self.snapshot is None or not self.snapshot.index_manifest:
+            return out
+        for e in IndexManifestFile(self.table.io, self.table.root).read(self.snapshot.index_manifest):
+            if e.index_file.index_type == DELETION_VECTORS_INDEX:
+                out.setdefault((e.partition, e.bucket), {}).update(deletion_files(self.table.root, [e.index_file]))
+        return out
+
+    @staticmethod
+    def _with_dvs(split: Split, dv_files: dict[tuple[bytes, int], dict[str, DeletionFile]] | None) -> Split:
+        if dv_files is not None:
+            bucket_dvs = dv_files.get((split.partition, split.bucket), {})
+            split.deletion_files = {f.file_name: bucket_dvs[f.file_name] for f in split.files
+                                    if f.file_name in bucket_dvs}
+        return split
 
 
 @lru_cache(maxsize=4096)

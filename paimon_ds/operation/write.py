@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from ..format.binary_row import serialize_arrow_row
 from ..format.bucket import bucket_ids
+from ..format.data_file import DataFileWriter, level_compression, level_format
 from ..format.partition import partition_path
 from ..format.stats import StatsCollector
 from ..index.bucket_assigner import BUCKET_COLUMN, DynamicBucketAssigner, is_dynamic_bucket, key_hashes
@@ -46,32 +46,30 @@ class DataFileNamer(FileNamer):
 
 
 class ParquetSink:
-    """One data file being written: its name, its parquet writer and the bytes written so far.
+    """One data file being written: its name, its format's writer and the bytes written so far.
 
     Shared by the append writer and the key-value (merge tree) writer, which differ only in what
-    they put in the file and in the metadata they keep about it.
+    they put in the file and in the metadata they keep about it. The format (parquet, orc, avro) and
+    codec are the table's for ``level`` (`file.format[.per.level]`, `file.compression[.per.level]`).
     """
 
     def __init__(self, table: Table, directory: str, namer: DataFileNamer, schema: pa.Schema,
-                 use_dictionary: bool | list[str] = True) -> None:
+                 use_dictionary: bool | list[str] = True, level: int = 0) -> None:
         opts = table.options
-        self.name = namer.next()
+        fmt = level_format(opts, level)
+        self.name = namer.next(f".{fmt}")
         self.path = f"{directory}/{self.name}"
         self._sink = table.io.open_output(self.path)
-        compression = opts.get("file.compression")
-        compression = "zstd" if compression.lower() in ("zstd", "zstandard") else compression
-        self._writer = pq.ParquetWriter(
-            self._sink, schema, compression=compression,
-            compression_level=opts.get("file.compression.zstd-level") if compression == "zstd" else None,
-            store_decimal_as_integer=True, write_statistics=True, use_dictionary=use_dictionary)
+        self._writer = DataFileWriter(self._sink, schema, fmt, level_compression(opts, level),
+                                      opts.get("file.compression.zstd-level"), use_dictionary)
 
     def write(self, data: pa.Table) -> None:
         """Write ``data`` as one row group."""
-        self._writer.write_table(data, row_group_size=max(1, data.num_rows))
+        self._writer.write(data)
 
     @property
     def size(self) -> int:
-        return self._sink.tell()
+        return self._writer.size
 
     def finish(self) -> int:
         """Close the file; its size in bytes."""
@@ -235,6 +233,7 @@ class TableWrite:
         """``row_kind_column``: an input column (not of the table) giving each row's kind (+I, -U, +U, -D);
         row-level DELETE / UPDATE / MERGE write their changes to primary-key tables through it."""
         self.table = table
+        table.options.get("manifest.format")  # refuses tables with orc/parquet manifests before any file is written
         self.row_kind_column = row_kind_column
         self.schema = table.schema
         self.arrow_schema = table.arrow_schema()
@@ -428,7 +427,8 @@ class TableWrite:
             if part_key not in self.partition_dirs:
                 values = [c[0].as_py() for c in part_cols]
                 self.partition_dirs[part_key] = partition_path(self.schema.partition_keys, values,
-                                                               self.default_partition)
+                                                               self.default_partition,
+                                                               [f.type for f in self.partition_fields])
             bucket = int(groups.column("bucket")[g].as_py())
             if groups.num_rows == 1:
                 yield (part_key, bucket), batch, None

@@ -20,16 +20,18 @@ class SplitPartition(InputPartition):
 
 class PaimonReader(DataSourceReader):
     def __init__(self, table: Table, schema: StructType, row_kind_column: str | None = None,
-                 file_column: str | None = None, only_files: set[str] | None = None) -> None:
+                 file_column: str | None = None, only_files: set[str] | None = None,
+                 position_column: str | None = None) -> None:
         """``file_column`` / ``only_files``: for the package's row-level jobs on append tables (which
         file each row is in; read only these files)."""
         self.table = table
         self.row_kind_column = row_kind_column
         self.file_column = file_column
         self.only_files = only_files
+        self.position_column = position_column  # each row's position in its file (deletion vectors)
         self.read_schema = arrow_schema_for_spark(schema)
         missing = [n for n in self.read_schema.names
-                   if n not in table.schema.field_names and n not in (row_kind_column, file_column)]
+                   if n not in table.schema.field_names and n not in (row_kind_column, file_column, position_column)]
         if missing:
             from ..types import SchemaError
             raise SchemaError(f"column(s) {missing} are not in Paimon table {table.path} "
@@ -61,5 +63,5 @@ class PaimonReader(DataSourceReader):
         if split is None:
             return
         read = self.table.new_read(self.read_schema, self.predicate, row_kind_column=self.row_kind_column,
-                                   file_column=self.file_column)
+                                   file_column=self.file_column, position_column=self.position_column)
         yield from read.read(split)

@@ -24,6 +24,7 @@ from ..table import Table
 from .source import (
     FILE_COLUMN_OPTION,
     ONLY_FILES_OPTION,
+    POSITION_COLUMN_OPTION,
     REPLACE_FILES_OPTION,
     ROW_KIND_COLUMN_OPTION,
     session_storage,
@@ -33,6 +34,7 @@ from .source import (
 Expr = str | Column
 
 FILE_COLUMN = "__paimon_ds_file"
+POSITION_COLUMN = "__paimon_ds_position"
 KIND_COLUMN = "__paimon_ds_row_kind"
 ACTION_COLUMN = "__paimon_ds_action"
 TARGET_PRESENT = "__paimon_ds_target"
@@ -101,11 +103,13 @@ def _check_engine(table: Table, operation: str) -> None:
 
 
 def _target(spark: SparkSession, table: Table, snapshot: Snapshot, file_column: bool = False,
-            only_files: Sequence[str] | None = None) -> DataFrame:
+            only_files: Sequence[str] | None = None, position_column: bool = False) -> DataFrame:
     reader = spark.read.format("paimon").options(**storage_job_options(table.storage_options)) \
         .option("scan.snapshot-id", str(snapshot.id))
     if file_column:
         reader = reader.option(FILE_COLUMN_OPTION, FILE_COLUMN)
+    if position_column:
+        reader = reader.option(POSITION_COLUMN_OPTION, POSITION_COLUMN)
     if only_files is not None:
         reader = reader.option(ONLY_FILES_OPTION, json.dumps(sorted(only_files)))
     return reader.load(table.path)
@@ -152,12 +156,33 @@ def delete(spark: SparkSession, path: str, condition: Expr | None = None,
     if table.schema.primary_keys:
         rows = _target(spark, table, snapshot).where(_holds(condition))
         return _write(rows.withColumn(KIND_COLUMN, F.lit("-D")), table, {ROW_KIND_COLUMN_OPTION: KIND_COLUMN})
+    from ..deletionvectors.maintainer import dv_enabled
+    if dv_enabled(table):
+        return _delete_with_vectors(spark, table, snapshot, condition)
     files = _touched_files(_target(spark, table, snapshot, file_column=True).where(_holds(condition)))
     if not files:
         return None
     kept = (_target(spark, table, snapshot, file_column=True, only_files=files)
             .where(~_holds(condition)).drop(FILE_COLUMN))
     return _write(kept, table, {REPLACE_FILES_OPTION: json.dumps(files)})
+
+
+def _delete_with_vectors(spark: SparkSession, table: Table, snapshot: Snapshot, condition: Expr | None
+                         ) -> Snapshot | None:
+    """Append tables with deletion vectors: the matching rows' positions go into their files' vectors
+    (no file is rewritten), as Paimon's Spark DELETE does with deletion vectors enabled."""
+    import numpy as np
+
+    from ..deletionvectors.maintainer import append_deletions
+    rows = (_target(spark, table, snapshot, file_column=True, position_column=True).where(_holds(condition))
+            .select(FILE_COLUMN, POSITION_COLUMN))
+    hits = rows.toArrow()
+    if hits.num_rows == 0:
+        return None
+    grouped = hits.group_by(FILE_COLUMN, use_threads=False).aggregate([(POSITION_COLUMN, "list")])
+    deleted = {name: np.asarray(positions, dtype=np.int64) for name, positions in zip(
+        grouped.column(FILE_COLUMN).to_pylist(), grouped.column(f"{POSITION_COLUMN}_list").to_pylist())}
+    return append_deletions(table, snapshot, deleted)
 
 
 def update(spark: SparkSession, path: str, assignments: Mapping[str, Expr], condition: Expr | None = None,

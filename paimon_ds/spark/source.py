@@ -29,13 +29,14 @@ SPARK_OPTIONS = {"path", "checkpointlocation", "queryname", "owner", "provider",
 ROW_KIND_COLUMN_OPTION = "paimon_ds.row-kind-column"
 FILE_COLUMN_OPTION = "paimon_ds.file-column"
 ONLY_FILES_OPTION = "paimon_ds.only-files"
+POSITION_COLUMN_OPTION = "paimon_ds.position-column"  # with the file column: each row's position in its file
 REPLACE_FILES_OPTION = "paimon_ds.replace-files"
 OVERWRITE_PARTITION_OPTION = "paimon_ds.overwrite-partition"
 # foreach_batch_writer: commit each micro-batch once, as this user with the batch id as identifier
 COMMIT_USER_OPTION = "paimon_ds.commit-user"
 COMMIT_IDENTIFIER_OPTION = "paimon_ds.commit-identifier"
 JOB_OPTIONS = {ROW_KIND_COLUMN_OPTION, FILE_COLUMN_OPTION, ONLY_FILES_OPTION, REPLACE_FILES_OPTION,
-               OVERWRITE_PARTITION_OPTION, COMMIT_USER_OPTION, COMMIT_IDENTIFIER_OPTION}
+               OVERWRITE_PARTITION_OPTION, COMMIT_USER_OPTION, COMMIT_IDENTIFIER_OPTION, POSITION_COLUMN_OPTION}
 
 
 def table_path(options: dict[str, str]) -> str:
@@ -117,6 +118,8 @@ class PaimonDataSource(DataSource):
             schema = schema.insert(0, pa.field(row_kind, pa.string(), nullable=False))
         if file_column:
             schema = schema.append(pa.field(file_column, pa.string(), nullable=False))
+            if self.opts.get(POSITION_COLUMN_OPTION):
+                schema = schema.append(pa.field(self.opts[POSITION_COLUMN_OPTION], pa.int64(), nullable=False))
         return spark_schema(schema)
 
     def reader(self, schema: StructType) -> DataSourceReader:
@@ -125,7 +128,8 @@ class PaimonDataSource(DataSource):
         from .read import PaimonReader
         only = self.opts.get(ONLY_FILES_OPTION)
         return PaimonReader(self._table(), schema, self.opts.get(ROW_KIND_COLUMN_OPTION),
-                            self.opts.get(FILE_COLUMN_OPTION), set(json.loads(only)) if only else None)
+                            self.opts.get(FILE_COLUMN_OPTION), set(json.loads(only)) if only else None,
+                            self.opts.get(POSITION_COLUMN_OPTION))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         from .stream import PaimonStreamReader

@@ -298,9 +298,28 @@ def _alter(ctx: _Context, plan: Any) -> None:
         changes = [sc.RenameColumn(_field_name(plan.column()), str(plan.newName()))]
     elif kind == "DropColumns":
         changes = [sc.DropColumn(_field_name(c)) for c in _seq(plan.columnsToDrop())]
+    elif kind == "AlterColumns":  # ALTER COLUMN c TYPE t / DROP NOT NULL / COMMENT 'x'
+        from pyspark.sql.types import StructField, StructType
+
+        from .types import input_arrow_schema
+        for spec in _seq(plan.specs()):
+            name = _field_name(spec.column())
+            if _opt(spec.newPosition()) is not None or _opt(spec.newDefaultExpression()) is not None:
+                raise SqlError(f"ALTER COLUMN {name}: FIRST/AFTER and DEFAULT are not supported by paimon_ds.sql")
+            dtype = _opt(spec.newDataType())
+            if dtype is not None:
+                arrow = input_arrow_schema(StructType([StructField(name, _spark_type(dtype), True)]))
+                changes.append(sc.UpdateColumnType(name, arrow.field(0).type))
+            nullable = _opt(spec.newNullability())
+            if nullable is not None:
+                changes.append(sc.UpdateColumnNullability(name, bool(nullable)))
+            comment = _opt(spec.newComment())
+            if comment is not None:
+                changes.append(sc.UpdateColumnComment(name, str(comment)))
     else:
         raise SqlError(f"ALTER TABLE ({kind}) is not supported by paimon_ds.sql; supported: SET/UNSET TBLPROPERTIES, "
-                       "ADD COLUMNS, RENAME COLUMN, DROP COLUMN(S), RENAME TO")
+                       "ADD COLUMNS, RENAME COLUMN, DROP COLUMN(S), ALTER COLUMN (TYPE, DROP NOT NULL, COMMENT), "
+                       "RENAME TO")
     ctx.catalog.alter_table(ident, changes)
     ctx.refresh(ident)
 

@@ -1,0 +1,128 @@
+"""Deletion-vector index files (`index/index-<uuid>-<n>`, index type DELETION_VECTORS).
+
+Layout (Paimon 0.9 DeletionVectorsIndexFile / DeletionVectorIndexFileWriter; big-endian ints): one
+version byte (1), then per data file one deletion vector:
+
+* 32-bit vectors (BitmapDeletionVector, all Paimon versions): length n (u32 BE), then n bytes: the
+  magic 1581511376 (BE) and the 32-bit roaring bitmap; then the CRC32 of those n bytes (BE). The
+  index manifest's range of the data file is (offset of the length field, n).
+* 64-bit vectors (Bitmap64DeletionVector, `deletion-vectors.bitmap64` in newer Paimon): the same
+  frame, but the magic 1681511377 is little-endian, the bitmap is a 64-bit roaring bitmap, and the
+  range's length counts the whole frame (n + 8).
+
+A reader tells the two apart by the magic, as Java's DeletionVector.read does.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..fs import FileIO
+from ..index.hash_index import IndexFileNamer, index_path
+from ..index.manifest import DELETION_VECTORS_INDEX, IndexFileMeta
+from . import roaring
+
+VERSION = 1
+MAGIC_32 = 1581511376
+MAGIC_64 = 1681511377
+_MAGIC_64_AS_BE = struct.unpack(">i", struct.pack("<i", MAGIC_64))[0]
+
+
+class DeletionVectorError(ValueError):
+    """A deletion vector file does not match its index manifest entry."""
+
+
+@dataclass(frozen=True)
+class DeletionFile:
+    """Where a data file's deletion vector is: Paimon's DeletionFile (index file path, offset, length)."""
+
+    path: str
+    offset: int
+    length: int
+
+
+def deletion_files(table_root: str, index_files: list[IndexFileMeta]) -> dict[str, DeletionFile]:
+    """Data file name -> its deletion file, from a bucket's DELETION_VECTORS index files."""
+    out = {}
+    for f in index_files:
+        for name, offset, length in f.dv_ranges or ():
+            out[name] = DeletionFile(index_path(table_root, f.file_name), offset, length)
+    return out
+
+
+def parse_vector(buf: bytes, offset: int, length: int | None, where: str = "") -> np.ndarray:
+    """The deleted positions (sorted int64) of the vector whose frame starts at ``offset`` of ``buf``."""
+    if offset + 8 > len(buf):
+        raise DeletionVectorError(f"deletion vector at {where}:{offset} lies beyond the file's {len(buf)} bytes")
+    size, magic = struct.unpack_from(">ii", buf, offset)
+    if magic == MAGIC_32:
+        expected = length
+    elif magic == _MAGIC_64_AS_BE:
+        expected = None if length is None else length - 8
+    else:
+        raise DeletionVectorError(f"invalid deletion vector magic number {magic} at {where}:{offset}")
+    if expected is not None and size != expected:
+        raise DeletionVectorError(f"deletion vector size {size} at {where}:{offset} differs from the manifest's "
+                                  f"{expected}")
+    body = buf[offset + 4:offset + 4 + size]
+    if len(body) != size or offset + 8 + size > len(buf):
+        raise DeletionVectorError(f"deletion vector at {where}:{offset} is truncated")
+    (crc,) = struct.unpack_from(">I", buf, offset + 4 + size)
+    if crc != zlib.crc32(body):
+        raise DeletionVectorError(f"deletion vector checksum mismatch at {where}:{offset}")
+    if magic == MAGIC_32:
+        positions, end = roaring.decode32(body, 4)
+    else:
+        positions, end = roaring.decode64(body, 4)
+    if end != size:
+        raise DeletionVectorError(f"deletion vector at {where}:{offset} has {size - end} trailing bytes")
+    return positions.astype(np.int64)
+
+
+def read_vector(io: FileIO, f: DeletionFile) -> np.ndarray:
+    """The deleted row positions of one data file (sorted int64)."""
+    data = io.read_bytes(f.path)
+    if not data or data[0] != VERSION:
+        raise DeletionVectorError(f"deletion vector index file {f.path} has version "
+                                  f"{data[0] if data else None}, expected {VERSION}")
+    return parse_vector(data, f.offset, f.length, f.path)
+
+
+def read_index_file(io: FileIO, table_root: str, meta: IndexFileMeta) -> dict[str, np.ndarray]:
+    """Every vector of a DELETION_VECTORS index file: data file name -> deleted positions."""
+    path = index_path(table_root, meta.file_name)
+    data = io.read_bytes(path)
+    if not data or data[0] != VERSION:
+        raise DeletionVectorError(f"deletion vector index file {path} has an unsupported version")
+    return {name: parse_vector(data, offset, length, path) for name, offset, length in meta.dv_ranges or ()}
+
+
+def serialize_vector(positions: np.ndarray) -> bytes:
+    """One 32-bit vector's frame (length, magic + bitmap, CRC), as Paimon 0.9 writes it."""
+    positions = np.asarray(positions, dtype=np.int64)
+    if len(positions) and positions.max() > 0x7FFFFFFF:
+        raise ValueError("a 32-bit deletion vector holds row positions up to 2147483647 (as in Paimon)")
+    body = struct.pack(">i", MAGIC_32) + roaring.encode32(positions)
+    return struct.pack(">i", len(body)) + body + struct.pack(">I", zlib.crc32(body))
+
+
+def write_index_file(io: FileIO, table_root: str, vectors: Mapping[str, np.ndarray],
+                     namer: IndexFileNamer) -> IndexFileMeta:
+    """Write ``vectors`` (data file name -> deleted positions, in the order given) as one new index file."""
+    chunks = [bytes([VERSION])]
+    offset = 1
+    ranges = []
+    for name, positions in vectors.items():
+        frame = serialize_vector(positions)
+        ranges.append((name, offset, len(frame) - 8))
+        chunks.append(frame)
+        offset += len(frame)
+    name = namer.next()
+    data = b"".join(chunks)
+    io.write_bytes(index_path(table_root, name), data)
+    return IndexFileMeta(DELETION_VECTORS_INDEX, name, len(data), len(ranges), tuple(ranges))

@@ -1,0 +1,150 @@
+"""A bucket's deletion vectors while it is compacted: Paimon's DeletionVectorsMaintainer.
+
+It starts from the bucket's DELETION_VECTORS index files of the snapshot the compaction read, takes
+new deleted positions (older versions of keys that a compaction rewrote into a higher level) and
+drops the vectors of files that compaction removed. At commit it writes one new index file with every
+vector of the bucket, which replaces the old files (none if no vector is left).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+
+from ..index.hash_index import IndexFileNamer, index_path
+from ..index.manifest import IndexFileMeta
+from .index_file import read_index_file, write_index_file
+
+if TYPE_CHECKING:
+    from ..table import Table
+
+
+def dv_enabled(table: Table) -> bool:
+    return table.options.raw.get("deletion-vectors.enabled", "false").lower() == "true"
+
+
+class DeletionVectorsMaintainer:
+    def __init__(self, table: Table, base: list[IndexFileMeta], namer: IndexFileNamer | None = None) -> None:
+        self.table = table
+        self.base = list(base)
+        self.namer = namer or IndexFileNamer()
+        self.vectors: dict[str, np.ndarray] = {}
+        for f in self.base:
+            self.vectors.update(read_index_file(table.io, table.root, f))
+        self.changed = False
+        self.written: list[str] = []
+
+    def positions(self, file_name: str) -> np.ndarray | None:
+        return self.vectors.get(file_name)
+
+    def delete(self, file_name: str, positions: np.ndarray) -> None:
+        """Mark rows of a data file deleted (in addition to those already)."""
+        if len(positions) == 0:
+            return
+        old = self.vectors.get(file_name)
+        new = np.asarray(positions, dtype=np.int64)
+        self.vectors[file_name] = np.union1d(old, new) if old is not None else np.unique(new)
+        self.changed = True
+
+    def remove(self, file_name: str) -> None:
+        """A data file left the bucket: its vector goes too."""
+        if self.vectors.pop(file_name, None) is not None:
+            self.changed = True
+
+    def prepare_commit(self) -> tuple[list[IndexFileMeta], list[IndexFileMeta]]:
+        """(new index files, the index files they replace); nothing if no vector changed."""
+        if not self.changed:
+            return [], []
+        live = {name: v for name, v in self.vectors.items() if len(v)}
+        new = [write_index_file(self.table.io, self.table.root, live, self.namer)] if live else []
+        self.written += [index_path(self.table.root, f.file_name) for f in new]
+        replaced, self.base, self.changed = self.base, new, False
+        return new, replaced
+
+    def abort(self) -> None:
+        for path in self.written:
+            self.table.io.delete_quietly(path)
+        self.written = []
+
+
+def drop_positions(chunks: Iterable, deleted: np.ndarray | None) -> Iterator:
+    """The rows of a file read as consecutive batches (or tables), without those at ``deleted``
+    positions (sorted): one boolean mask per chunk."""
+    if deleted is None or len(deleted) == 0:
+        yield from chunks
+        return
+    start = 0
+    for chunk in chunks:
+        n = chunk.num_rows
+        lo, hi = np.searchsorted(deleted, [start, start + n])
+        if hi > lo:
+            keep = np.ones(n, dtype=bool)
+            keep[deleted[lo:hi] - start] = False
+            chunk = chunk.filter(pa.array(keep))
+        start += n
+        if chunk.num_rows:
+            yield chunk
+
+
+def drop_vectors_of(table: Table, snapshot, removed: list) -> list:
+    """Index manifest changes that drop the deletion vectors of data files a commit removes (manifest
+    entries ``removed``, as of ``snapshot``): each index file holding one is replaced by a new file with
+    the rest of its vectors (none if no vector is left)."""
+    from ..index.manifest import DELETION_VECTORS_INDEX, IndexManifestEntry, IndexManifestFile
+    from ..manifest.meta import FileKind
+    if not dv_enabled(table) or snapshot is None or not snapshot.index_manifest or not removed:
+        return []
+    gone = {(e.partition, e.bucket, e.file.file_name) for e in removed}
+    changes = []
+    for e in IndexManifestFile(table.io, table.root).read(snapshot.index_manifest):
+        f = e.index_file
+        if f.index_type != DELETION_VECTORS_INDEX or not any(
+                (e.partition, e.bucket, name) in gone for name, *_ in f.dv_ranges or ()):
+            continue
+        kept = {name: v for name, v in read_index_file(table.io, table.root, f).items()
+                if (e.partition, e.bucket, name) not in gone and len(v)}
+        changes.append(IndexManifestEntry(FileKind.DELETE, e.partition, e.bucket, f))
+        if kept:
+            new = write_index_file(table.io, table.root, kept, IndexFileNamer())
+            changes.append(IndexManifestEntry(FileKind.ADD, e.partition, e.bucket, new))
+    return changes
+
+
+def append_deletions(table: Table, snapshot, deleted: dict[str, np.ndarray], commit_user: str | None = None):
+    """DELETE on an append table with deletion vectors (as Paimon's Spark DELETE with
+    AppendDeletionFileMaintainer): ``deleted`` maps data files of ``snapshot`` to the row positions that
+    go; per (partition, bucket) the vectors are merged into the bucket's and written as one index file
+    that replaces the bucket's old ones, committed (as Paimon does) in a COMPACT snapshot. Returns it."""
+    from ..operation.commit import CommitConflict
+    from ..operation.compact import _dv_index_files
+    from ..operation.messages import CommitMessage
+    from ..operation.scan import TableScan
+    scan = TableScan(table)
+    by_name = {e.file.file_name: e for e in scan.read_entries(snapshot)}
+    buckets: dict[tuple[bytes, int], list[str]] = {}
+    for name in deleted:
+        e = by_name.get(name)
+        if e is None:
+            raise CommitConflict(f"data file {name} of {table.path} is not in snapshot {snapshot.id}")
+        buckets.setdefault((e.partition, e.bucket), []).append(name)
+    base = _dv_index_files(table, snapshot)
+    messages = []
+    try:
+        for (partition, bucket), names in sorted(buckets.items()):
+            m = DeletionVectorsMaintainer(table, base.get((partition, bucket), []))
+            for name in names:
+                m.delete(name, deleted[name])
+            new, old = m.prepare_commit()
+            e = by_name[names[0]]
+            messages.append(CommitMessage(partition, bucket, e.total_buckets, [], scan.partition_dir(partition),
+                                          new_index_files=new, deleted_index_files=old))
+        commit = table.new_commit(commit_user)
+        return commit.commit_deletion_vectors(messages, list(deleted))
+    except BaseException:
+        for msg in messages:
+            for f in msg.new_index_files:
+                table.io.delete_quietly(index_path(table.root, f.file_name))
+        raise
