@@ -167,12 +167,7 @@ wh = os.path.dirname(os.path.dirname(path))
 
 
 def commit(t, data):
-    wb = t.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
-    w.write_arrow(data)
-    c.commit(w.prepare_commit())
-    w.close()
-    c.close()
+    commit_arrow(t, data, cast=False)
 
 
 if IMPL == "java":

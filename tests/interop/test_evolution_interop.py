@@ -73,7 +73,6 @@ TYPES0 = ["INT", "INT", "BIGINT", "FLOAT", "FLOAT", "DOUBLE", "DECIMAL(5, 2)", "
 # Run in the Java oracle: create the table in Paimon 0.9's catalog, write ROWS0, ALTER it, write ROWS1.
 JAVA_SCENARIO = """
 import pyarrow.parquet as pq
-from pypaimon.py4j.util import java_utils
 
 J = jvm.org.apache.paimon
 T = J.types.DataTypes
@@ -91,14 +90,7 @@ def jtype(text):
 
 
 def write(rows):
-    t = catalog.get_table(ident)
-    rows = rows.cast(java_utils.to_arrow_schema(t._j_table.rowType()))
-    wb = t.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
-    w.write_arrow(rows)
-    c.commit(w.prepare_commit())
-    w.close()
-    c.close()
+    commit_arrow(catalog.get_table(ident), rows)
 
 
 catalog._j_catalog.createDatabase("db", True)

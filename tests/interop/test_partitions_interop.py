@@ -38,7 +38,6 @@ ROWS2 = [
 
 # Run in the Java oracle: create the table in Paimon 0.9's catalog (any types) and write `data` once.
 JAVA_CREATE_AND_WRITE = """
-from pypaimon.py4j.util import java_utils
 
 J = jvm.org.apache.paimon
 T = J.types.DataTypes
@@ -63,14 +62,7 @@ b.partitionKeys(keys)
 for k, v in OPTIONS.items():
     b.option(k, v)
 catalog._j_catalog.createTable(J.catalog.Identifier.fromString(ident), b.build(), False)
-t = catalog.get_table(ident)
-rows = data.cast(java_utils.to_arrow_schema(t._j_table.rowType()))
-wb = t.new_batch_write_builder()
-w, c = wb.new_write(), wb.new_commit()
-w.write_arrow(rows)
-c.commit(w.prepare_commit())
-w.close()
-c.close()
+commit_arrow(catalog.get_table(ident), data)
 """
 
 

@@ -27,6 +27,21 @@ pytestmark = pytest.mark.cluster
 ROWS = 20_000
 BUCKETS = 4
 
+# The executor a Python worker serves: the JVM above it (worker <- pyspark.daemon <- executor JVM) names
+# its executor id. Source text for the cluster jobs, so the UDF pickles by value.
+EXECUTOR_ID_UDF = textwrap.dedent('''
+    def executor_id(_):
+        pid = os.getpid()
+        for _ in range(5):
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\\0")
+            if b"--executor-id" in argv:
+                return argv[argv.index(b"--executor-id") + 1].decode()
+            with open(f"/proc/{pid}/status") as f:
+                pid = int(next(line for line in f if line.startswith("PPid:")).split()[1])
+        return "driver?"
+''')
+
 JOB = textwrap.dedent('''
     import json, os, sys, time
     t0 = time.time()
@@ -37,17 +52,7 @@ JOB = textwrap.dedent('''
     spark = paimon_ds.session("paimon_ds-cluster-test", master="local-cluster[2,1,1024]")
     started = time.time() - t0
 
-    def executor_id(_):
-        # The JVM above this Python worker (worker <- pyspark.daemon <- executor JVM) names its executor id.
-        pid = os.getpid()
-        for _ in range(5):
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                args = f.read().split(b"\\0")
-            if b"--executor-id" in args:
-                return args[args.index(b"--executor-id") + 1].decode()
-            with open(f"/proc/{pid}/status") as f:
-                pid = int(next(line for line in f if line.startswith("PPid:")).split()[1])
-        return "driver?"
+    EXECUTOR_ID_UDF
 
     df = spark.range(0, rows, numPartitions=8).select(
         "id", F.concat(F.lit("d"), (F.col("id") % 3).cast("string")).alias("dt"),
@@ -65,7 +70,7 @@ JOB = textwrap.dedent('''
         "started_s": round(started, 1), "elapsed_s": round(time.time() - t0, 1),
     }))
     spark.stop()
-''')
+''').replace("EXECUTOR_ID_UDF\n", EXECUTOR_ID_UDF)
 
 
 def private_spark_home(tmp_path: Path) -> str:

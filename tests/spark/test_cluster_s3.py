@@ -24,7 +24,7 @@ import pytest
 
 from paimon_ds import Table
 
-from .test_cluster import private_spark_home
+from .test_cluster import EXECUTOR_ID_UDF, private_spark_home
 
 pytestmark = pytest.mark.cluster
 
@@ -46,17 +46,7 @@ JOB = textwrap.dedent('''
         time.sleep(0.2)
     started = time.time() - t0
 
-    def executor_id(_):
-        # The JVM above this Python worker (worker <- pyspark.daemon <- executor JVM) names its executor id.
-        pid = os.getpid()
-        for _ in range(5):
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                argv = f.read().split(b"\\0")
-            if b"--executor-id" in argv:
-                return argv[argv.index(b"--executor-id") + 1].decode()
-            with open(f"/proc/{pid}/status") as f:
-                pid = int(next(line for line in f if line.startswith("PPid:")).split()[1])
-        return "driver?"
+    EXECUTOR_ID_UDF
 
     executor = F.udf(executor_id, "string")
     text = lambda tag: F.concat(F.lit(tag), F.col("id").cast("string"))  # noqa: E731
@@ -128,7 +118,7 @@ JOB = textwrap.dedent('''
     phase("clicks_run2")
     print(json.dumps(out))
     spark.stop()
-''')
+''').replace("EXECUTOR_ID_UDF\n", EXECUTOR_ID_UDF)
 
 
 def read_conf(path: Path) -> tuple[dict[str, str], list[str]]:
