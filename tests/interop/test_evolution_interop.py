@@ -90,7 +90,7 @@ def jtype(text):
 
 
 def write(rows):
-    commit_arrow(catalog.get_table(ident), rows)
+    commit_arrow(catalog.get_table(ident), rows, cast=True)
 
 
 catalog._j_catalog.createDatabase("db", True)

@@ -62,7 +62,7 @@ b.partitionKeys(keys)
 for k, v in OPTIONS.items():
     b.option(k, v)
 catalog._j_catalog.createTable(J.catalog.Identifier.fromString(ident), b.build(), False)
-commit_arrow(catalog.get_table(ident), data)
+commit_arrow(catalog.get_table(ident), data, cast=True)
 """
 
 
