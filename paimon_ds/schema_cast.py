@@ -188,7 +188,7 @@ def _to_string(col: pa.Array, src: DataType) -> pa.Array:
         return pa.array([None if v is None else java_float_str(v, a == "FLOAT") for v in col.to_pylist()],
                         pa.string())
     if a == "BOOLEAN":
-        return pa.array([None if v is None else ("true" if v else "false") for v in col.to_pylist()], pa.string())
+        return pc.if_else(col, "true", "false")  # nulls stay null
     if a == "TIMESTAMP":
         return pa.array([None if v is None else _timestamp_str(v, src.precision)
                          for v in col.cast(pa.timestamp("us")).to_pylist()], pa.string())
