@@ -9,18 +9,28 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import threading
 import time
 import uuid
 from typing import IO, Any
 
 import fsspec
+from fsspec.implementations.local import LocalFileSystem
 
-from .storage import SINGLE_WRITER, commit_settings, fsspec_options, protocol_of
+from .storage import SINGLE_WRITER, commit_settings, fsspec_options, is_storage_key, protocol_of
 
 # (endpoint, bucket) -> whether that store honours If-None-Match; probed once per process.
 _CONDITIONAL_WRITES: dict[tuple[str, str], bool] = {}
 _PROBE_LOCK = threading.Lock()
+# A full URI (`file:/x`, `s3://b/k`): an external data path (`_EXTERNAL_PATH`), maybe on another filesystem.
+# Paths under the table's root are filesystem paths without a scheme (`/x`, `bucket/key`).
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def is_uri(path: str) -> bool:
+    """Whether ``path`` is a full URI (an external data path) rather than a path under the table's root."""
+    return bool(_URI.match(path))
 
 
 class StorageError(OSError):
@@ -38,12 +48,28 @@ class FileIO:
         self.is_s3 = protocol_of(path) in ("s3", "s3a", "s3n")
         self.root = root.rstrip("/") if root != "/" else root
         self.conditional_writes, self.single_writer = commit_settings(self.storage_options)
+        self._other_fs: dict[str, Any] = {}
+
+    def locate(self, path: str) -> tuple[Any, str, bool]:
+        """(filesystem, its path, is local disk) of ``path``: a table path, or a full URI such as an
+        external data path, which may live on another filesystem than the table (opened with the table's
+        storage options when it is the table's scheme, else with the scheme's own Paimon/Hadoop keys)."""
+        if not is_uri(path):
+            return self.fs, path, self.is_local
+        protocol = protocol_of(path)
+        own = (self.fs.protocol,) if isinstance(self.fs.protocol, str) else tuple(self.fs.protocol)
+        fs = self.fs if protocol in own else self._other_fs.get(protocol)
+        if fs is None:
+            opts = {k: v for k, v in self.storage_options.items() if is_storage_key(k)}
+            fs = self._other_fs[protocol] = fsspec.core.url_to_fs(path, **fsspec_options(path, opts))[0]
+        return fs, fs._strip_protocol(path), isinstance(fs, LocalFileSystem)
 
     def join(self, *parts: str) -> str:
         return "/".join([self.root, *[p.strip("/") for p in parts if p]])
 
     def exists(self, path: str) -> bool:
-        return self.fs.exists(path)
+        fs, path, _ = self.locate(path)
+        return fs.exists(path)
 
     def is_dir(self, path: str) -> bool:
         return self.fs.isdir(path)
@@ -146,15 +172,17 @@ class FileIO:
             self.delete_quietly(probe)
 
     def open_output(self, path: str) -> IO[bytes]:
-        if self.is_local:
+        fs, path, local = self.locate(path)
+        if local:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-        return self.fs.open(path, "wb")
+        return fs.open(path, "wb")
 
     def open_input(self, path: str, size: int | None = None) -> IO[bytes]:
         """Open for reading; with the size known (from a manifest), remote stores skip the HEAD request."""
-        if size is None or self.is_local:
-            return self.fs.open(path, "rb")
-        f = self.fs.open(path, "rb", size=size)
+        fs, path, local = self.locate(path)
+        if size is None or local:
+            return fs.open(path, "rb")
+        f = fs.open(path, "rb", size=size)
         f.details = {"name": path, "size": size, "type": "file"}  # the first range read would HEAD for it
         return f
 
@@ -172,12 +200,14 @@ class FileIO:
 
     def delete_quietly(self, path: str) -> None:
         try:
-            self.fs.rm(path)
+            fs, path, _ = self.locate(path)
+            fs.rm(path)
         except (FileNotFoundError, OSError):
             pass
 
     def size(self, path: str) -> int:
-        return int(self.fs.size(path))
+        fs, path, _ = self.locate(path)
+        return int(fs.size(path))
 
     def mkdirs(self, path: str) -> None:
         if not self.is_s3:

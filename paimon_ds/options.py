@@ -119,6 +119,24 @@ def _manifest_format(text: str) -> str:
     return low
 
 
+# Paimon 1.x's ExternalPathStrategy values (`data-file.external-paths.strategy`)
+_EXTERNAL_STRATEGIES = ("none", "round-robin", "specific-fs", "entropy-inject", "weight-robin")
+
+
+def parse_external_strategy(text: str) -> str:
+    low = text.strip().lower()
+    if low not in _EXTERNAL_STRATEGIES:
+        raise ValueError(f"not an external path strategy: {text!r} (use one of {', '.join(_EXTERNAL_STRATEGIES)})")
+    return low
+
+
+def parse_external_weights(text: str) -> list[int]:
+    weights = [int(w) for w in parse_list(text)]
+    if not weights or any(w <= 0 for w in weights):
+        raise ValueError(f"weights must be positive integers, got {text!r}")
+    return weights
+
+
 @dataclass(frozen=True)
 class Option:
     key: str
@@ -153,6 +171,18 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("parquet.block.size", 128 << 20, parse_memory_size, "Target row-group size of data files."),
     Option("metadata.stats-mode", "truncate(16)", _stats_mode,
            "Per-column file stats: none, counts, full, truncate(N)."),
+    Option("data-file.external-paths", None, parse_list, "Comma-separated roots (with a scheme: `file:///dir`, "
+           "`s3://bucket/dir`) that new data files go under instead of the table directory, in the same "
+           "`partition/bucket-N/` layout, recorded in the manifest's `_EXTERNAL_PATH` (Paimon 1.x); used only "
+           "when the strategy is not none. Files already written stay where they are."),
+    Option("data-file.external-paths.strategy", "none", parse_external_strategy,
+           "How a new data file picks its external root: none (the table directory), round-robin (in turn from "
+           "a random start), specific-fs (round-robin over the roots of one scheme), weight-robin (random by "
+           "weight) or entropy-inject (in turn, under hash directories of the file name)."),
+    Option("data-file.external-paths.specific-fs", None, str,
+           "The scheme (e.g. s3) whose external roots the specific-fs strategy uses."),
+    Option("data-file.external-paths.weights", None, parse_external_weights,
+           "Weights of the external roots, in their order, for the weight-robin strategy (e.g. `1,3`)."),
     Option("partition.default-name", "__DEFAULT_PARTITION__", str, "Directory name of a null partition value."),
     Option("commit.max-retries", 10, int, "Attempts to commit a snapshot when other writers win the race."),
     Option("commit.user-prefix", None, str, "Prefix of the commit user recorded in snapshots.", table=False),

@@ -115,7 +115,7 @@ class KeyValueFileWriter:
             min_sequence_number=self._min_seq or 0, max_sequence_number=self._max_seq or 0,
             schema_id=self.table.schema.id, level=self.level,
             creation_time=dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
-            delete_row_count=self._deletes, file_source=self.file_source))
+            delete_row_count=self._deletes, file_source=self.file_source, external_path=self._file.external_path))
         self._reset_file()
 
     def close(self) -> list[DataFileMeta]:

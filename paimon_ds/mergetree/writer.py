@@ -276,9 +276,10 @@ def _net(before: list[DataFileMeta], after: list[DataFileMeta], writer: MergeTre
     consumed = {(f.file_name, f.level) for f in before}
     both = produced & consumed
     new_names = {f.file_name for f in writer.new_files}
+    paths = {f.file_name: f.external_path or f"{writer.directory}/{f.file_name}" for f in after}
     for name, _ in both:
         if name not in new_names and not any(f.file_name == name for f in writer.restored):
-            writer.table.io.delete_quietly(f"{writer.directory}/{name}")
+            writer.table.io.delete_quietly(paths[name])
     return ([f for f in before if (f.file_name, f.level) not in both],
             [f for f in after if (f.file_name, f.level) not in both])
 

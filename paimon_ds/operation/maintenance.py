@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..fs import is_uri
 from ..index.hash_index import INDEX_DIR
 from ..index.manifest import IndexManifestFile
-from ..manifest.meta import FileKind
-from ..options import parse_duration_ms
+from ..manifest.meta import FileKind, ManifestEntry
+from ..options import parse_duration_ms, parse_list
 from ..snapshot import Snapshot, SnapshotNotFound
 from .commit import live_entries
 from .scan import TableScan
@@ -54,6 +55,10 @@ class _References:
             self._dirs[key] = self.scan.bucket_dir(partition, bucket)
         return self._dirs[key]
 
+    def _data_path(self, e: ManifestEntry) -> str:
+        """Table-relative path of a data file, or its full external location (`_EXTERNAL_PATH`)."""
+        return e.file.external_path or f"{self._dir(e.partition, e.bucket)}/{e.file.file_name}"
+
     def add_snapshot(self, snapshot: Snapshot) -> None:
         """Every file ``snapshot`` uses: its live data files, its changelog, its manifests and lists."""
         ml, mf = self.scan.manifest_list, self.scan.manifest_file
@@ -63,14 +68,14 @@ class _References:
         metas = {name: ml.read(name) for name in lists}
         data_metas = metas[snapshot.base_manifest_list] + metas[snapshot.delta_manifest_list]
         for e in live_entries(e for m in data_metas for e in mf.read(m.file_name)).values():
-            self.data.add(f"{self._dir(e.partition, e.bucket)}/{e.file.file_name}")
+            self.data.add(self._data_path(e))
         for name, ms in metas.items():
             self.manifests.add(name)
             self.manifests.update(m.file_name for m in ms)
             if name == snapshot.changelog_manifest_list:
                 for m in ms:
                     for e in mf.read(m.file_name):
-                        self.data.add(f"{self._dir(e.partition, e.bucket)}/{e.file.file_name}")
+                        self.data.add(self._data_path(e))
         if snapshot.index_manifest:
             # the index manifest and every index file it lists (hash indexes of dynamic buckets)
             self.manifests.add(snapshot.index_manifest)
@@ -85,7 +90,7 @@ class _References:
         for m in self.scan.manifest_list.read(snapshot.delta_manifest_list):
             for e in mf.read(m.file_name):
                 if e.kind in (FileKind.ADD, FileKind.DELETE):
-                    self.data.add(f"{self._dir(e.partition, e.bucket)}/{e.file.file_name}")
+                    self.data.add(self._data_path(e))
 
 
 def _still_referenced(table: Table) -> _References:
@@ -100,11 +105,12 @@ def _still_referenced(table: Table) -> _References:
 
 
 def _delete_unreferenced(table: Table, drop: _References) -> list[str]:
-    """Delete the files ``drop`` names that no snapshot or tag still uses; returns them (table-relative)."""
+    """Delete the files ``drop`` names that no snapshot or tag still uses; returns them (table-relative,
+    external data files by their full location)."""
     keep = _still_referenced(table)
     deleted = sorted(drop.data - keep.data) + [f"manifest/{m}" for m in sorted(drop.manifests - keep.manifests)]
     for rel in deleted:
-        table.io.delete_quietly(f"{table.root}/{rel}")
+        table.io.delete_quietly(rel if is_uri(rel) else f"{table.root}/{rel}")
     return deleted
 
 
@@ -229,16 +235,51 @@ def remove_orphan_files(table: Table, older_than_ms: int = DEFAULT_ORPHAN_MARGIN
         if _mtime_ms(table, path, info) > now_ms - older_than_ms:
             continue  # young: may belong to a write that has not committed yet
         found.append(rel)
+    found += _external_orphans(table, used, now_ms - older_than_ms)
     if not dry_run:
         for rel in found:
-            table.io.delete_quietly(f"{root}/{rel}")
+            table.io.delete_quietly(rel if is_uri(rel) else f"{root}/{rel}")
     return sorted(found)
 
 
-def _mtime_ms(table: Table, path: str, info: dict) -> int:
+def _external_orphans(table: Table, used: _References, before_ms: int) -> list[str]:
+    """Unreferenced files older than ``before_ms`` in the bucket directories (`k=v/.../bucket-N/`) of every
+    root of `data-file.external-paths`, as Paimon's orphan clean lists them; by full location. Only the
+    table's layout is looked at: a root may hold other tables' files or anything else beside them."""
+    from ..external_paths import path_string
+    roots = parse_list(table.options.raw.get("data-file.external-paths", ""))
+    if not roots:
+        return []
+    depth = len(table.schema.partition_keys)
+    referenced = set()
+    for p in used.data:
+        if is_uri(p):
+            fs, stripped, _ = table.io.locate(p)
+            referenced.add((id(fs), stripped))
+    found = []
+    for root in roots:
+        fs, base, _ = table.io.locate(root)
+        base = base.rstrip("/")
+        try:
+            listing = fs.find(base, detail=True)
+        except (FileNotFoundError, OSError):
+            continue
+        for path, info in listing.items():
+            parts = path[len(base):].lstrip("/").split("/")
+            in_bucket = (len(parts) >= depth + 2 and all("=" in p for p in parts[:depth])
+                         and parts[depth].startswith("bucket-"))
+            if not in_bucket or any(p.startswith((".", "_")) for p in parts) or (id(fs), path) in referenced:
+                continue
+            if _mtime_ms(table, path, info, fs) > before_ms:
+                continue
+            found.append(f"{path_string(root)}/{'/'.join(parts)}")
+    return found
+
+
+def _mtime_ms(table: Table, path: str, info: dict, fs: Any = None) -> int:
     value = info.get("mtime", info.get("LastModified"))
     if value is None:
-        value = table.io.fs.modified(path)
+        value = (fs or table.io.fs).modified(path)
     if hasattr(value, "timestamp"):
         return int(value.timestamp() * 1000)
     return int(float(value) * 1000)

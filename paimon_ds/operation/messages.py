@@ -34,5 +34,6 @@ class CommitMessage:
         base = f"{table_root}/{self.directory_rel}"
         before = {f.file_name for f in self.compact_before}
         made = self.new_files + self.changelog_files + [f for f in self.compact_after if f.file_name not in before]
-        return [f"{base}/{f.file_name}" for f in made] + [f"{table_root}/index/{f.file_name}"
-                                                          for f in self.new_index_files]
+        # a file under an external root (`data-file.external-paths`) is at its recorded location
+        return ([f.external_path or f"{base}/{f.file_name}" for f in made]
+                + [f"{table_root}/index/{f.file_name}" for f in self.new_index_files])

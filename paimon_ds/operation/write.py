@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..external_paths import external_roots, new_data_file_path
 from ..format.binary_row import serialize_arrow_row
 from ..format.bucket import bucket_ids
 from ..format.data_file import DataFileWriter, level_compression, level_format
@@ -58,7 +59,8 @@ class ParquetSink:
         opts = table.options
         fmt = level_format(opts, level)
         self.name = namer.next(f".{fmt}")
-        self.path = f"{directory}/{self.name}"
+        # under the table, or under an external root (`data-file.external-paths`): then it is `_EXTERNAL_PATH`
+        self.path, self.external_path = new_data_file_path(table, directory, self.name)
         self._sink = table.io.open_output(self.path)
         self._writer = DataFileWriter(self._sink, schema, fmt, level_compression(opts, level),
                                       opts.get("file.compression.zstd-level"), use_dictionary)
@@ -152,7 +154,7 @@ class RollingFileWriter:
             value_stats=self._stats.result(), min_sequence_number=0,
             max_sequence_number=max(0, self._rows - 1), schema_id=self.table.schema.id, level=0,
             creation_time=dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
-            delete_row_count=0, file_source=FileSource.APPEND))
+            delete_row_count=0, file_source=FileSource.APPEND, external_path=self._file.external_path))
         self._file, self._stats = None, None
 
     def close(self) -> list[DataFileMeta]:
@@ -234,6 +236,7 @@ class TableWrite:
         row-level DELETE / UPDATE / MERGE write their changes to primary-key tables through it."""
         self.table = table
         table.options.get("manifest.format")  # refuses tables with orc/parquet manifests before any file is written
+        external_roots(table)  # refuses a bad `data-file.external-paths*` setting before any file is written
         self.row_kind_column = row_kind_column
         self.schema = table.schema
         self.arrow_schema = table.arrow_schema()

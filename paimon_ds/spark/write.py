@@ -11,7 +11,7 @@ from pyspark.sql.types import StructType
 
 from ..operation.messages import CommitMessage
 from ..operation.write import BucketRestore, job_file_prefix, new_job_prefix
-from ..options import OptionError, parse_bool
+from ..options import OptionError, parse_bool, parse_list
 from ..table import Table
 from .source import (
     COMMIT_IDENTIFIER_OPTION,
@@ -177,6 +177,16 @@ def delete_job_files(table: Table, job_prefix: str) -> None:
     for path in found:
         if path.rsplit("/", 1)[-1].startswith(prefix):
             table.io.delete_quietly(path)
+    # files placed under `data-file.external-paths` roots (the job prefix is unique, so shared roots are safe)
+    for root in parse_list(table.options.raw.get("data-file.external-paths", "")):
+        fs, base, _ = table.io.locate(root)
+        try:
+            found = fs.find(base)
+        except (FileNotFoundError, OSError):
+            continue
+        for path in found:
+            if path.rsplit("/", 1)[-1].startswith(prefix):
+                fs.rm(path)
 
 
 # Hidden (Hadoop and Paimon skip names starting with '.'), under the table: marks aborted write jobs.
