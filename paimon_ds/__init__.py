@@ -20,8 +20,15 @@ __all__ = ["register", "session", "attach", "sql", "read", "write", "foreach_bat
 
 
 def register(spark: SparkSession) -> None:
-    """Register the `paimon` format on a SparkSession (classic or Spark Connect)."""
+    """Register the `paimon` format on a SparkSession (classic or Spark Connect). On Connect it first ships the
+    package to the server as a session artifact (paimon_ds.spark.connect), so nothing of ours need be installed
+    there for batch reads and writes."""
+    from .spark.connect import is_connect, ship_package
     from .spark.source import source_for_session
+    if is_connect(spark):
+        ship_package(spark)
+    # Spark refuses a Python reader with pushFilters() unless this (off by default) is on; a runtime SQL conf
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     spark.dataSource.register(source_for_session(spark))
 
 

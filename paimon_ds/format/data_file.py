@@ -42,6 +42,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .avro_codecs import ensure_avro_codecs
+
+ensure_avro_codecs()  # snappy and zstd Avro where fastavro runs without its compiled codecs (Spark Connect)
+
 FORMATS = ("parquet", "orc", "avro")
 AVRO_ROOT_RECORD = "org.apache.paimon.avro.generated.record"
 _AVRO_CODECS = {"zstd": "zstandard", "zstandard": "zstandard", "deflate": "deflate", "snappy": "snappy",

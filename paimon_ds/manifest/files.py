@@ -12,11 +12,14 @@ from typing import Any
 
 import fastavro
 
+from ..format.avro_codecs import ensure_avro_codecs
 from ..format.binary_row import deserialize_row, serialize_row
 from ..fs import FileIO
 from ..operation.names import FileNamer
 from ..types import DataType
 from .meta import FileKind, ManifestEntry, ManifestFileMeta, SimpleStats
+
+ensure_avro_codecs()  # zstd manifests where fastavro runs without its compiled codecs (Spark Connect)
 
 _NS = "org.apache.paimon.avro.generated.record"
 

@@ -22,6 +22,10 @@ from .system import drop_system_views, register_system_views
 # Session conf entries `paimon_ds.attached.<db>.<table>` = the source a session table uses (Spark does
 # not show a Python source table's provider), so a second attach knows what it attached before.
 ATTACHED_CONF = "paimon_ds.attached"
+# A global temporary view of (database, table, source) for every session table attach() made. Sessions of
+# one Spark application share the session catalog (every Spark Connect client of a server does) but not
+# their conf, so this is how a new session's attach() knows a table another session attached is ours.
+ATTACHED_VIEW = "paimon_ds_attached"
 # The warehouse attached last: where paimon_ds.sql resolves table names.
 WAREHOUSE_CONF = "paimon_ds.warehouse"
 # Storage options (credentials) per warehouse stay in this driver process, never in the session conf.
@@ -70,6 +74,8 @@ def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] 
     for db, table in _attached(spark):
         if (db, table) not in present:
             detach_table(spark, db, table)
+    made = _made_by_attach(spark)
+    recorded = dict(made)
     for db in catalog.list_databases():
         existing = {r.tableName for r in _spark_tables(spark, db)}
         spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote(db)}")
@@ -79,18 +85,46 @@ def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] 
             spark.dataSource.register(bound_source(path, name, storage_options))
             qualified = f"{quote(db)}.{quote(table)}"
             key = f"{ATTACHED_CONF}.{db}.{table}"
-            if table.lower() in existing:
-                attached = spark.conf.get(key, None)
-                if attached == name:
-                    continue
-                if attached is None:
-                    raise CatalogError(f"the session already has a table {db}.{table} that paimon_ds did not "
-                                       "attach; drop it before attaching this warehouse")
+            here = spark.conf.get(key, None)
+            if here == name and table.lower() in existing:
+                continue
+            owner = here or made.get((db, table.lower()))  # attached by this session, or by another
+            if table.lower() in existing and owner is None:
+                raise CatalogError(f"the session already has a table {db}.{table} that paimon_ds did not "
+                                   "attach; drop it before attaching this warehouse")
+            if table.lower() in existing and owner != name:
                 spark.sql(f"DROP TABLE {qualified}")  # attached before, from another warehouse path
-            spark.sql(f"CREATE TABLE {qualified} USING {name}")
+            if table.lower() not in existing or owner != name:
+                spark.sql(f"CREATE TABLE {qualified} USING {name}")
             spark.conf.set(key, name)
+            recorded[(db, table.lower())] = name
             register_system_views(spark, path, db, table, storage_options)  # global_temp.`db.t$snapshots`...
+    if recorded != made:
+        _record_attached(spark, recorded)
     return catalog
+
+
+def _global_db(spark: SparkSession) -> str:
+    return spark.conf.get("spark.sql.globalTempDatabase", "global_temp") or "global_temp"
+
+
+def _made_by_attach(spark: SparkSession) -> dict[tuple[str, str], str]:
+    """(database, lower-case table) -> source, of the session tables attach() made in any session."""
+    from pyspark.errors import AnalysisException
+    try:
+        rows = spark.table(f"{quote(_global_db(spark))}.{quote(ATTACHED_VIEW)}").collect()
+    except AnalysisException:
+        return {}
+    return {(r.database, r.table): r.source for r in rows}
+
+
+def _record_attached(spark: SparkSession, made: dict[tuple[str, str], str]) -> None:
+    view = f"{quote(_global_db(spark))}.{quote(ATTACHED_VIEW)}"
+    if not made:
+        spark.sql(f"DROP VIEW IF EXISTS {view}")
+        return
+    spark.createDataFrame([(db, t, s) for (db, t), s in sorted(made.items())],
+                          "database STRING, table STRING, source STRING").createOrReplaceGlobalTempView(ATTACHED_VIEW)
 
 
 def _spark_tables(spark: SparkSession, database: str) -> list:
@@ -116,4 +150,7 @@ def detach_table(spark: SparkSession, database: str, table: str) -> None:
         return
     spark.sql(f"DROP TABLE IF EXISTS {quote(database)}.{quote(table)}")
     spark.conf.unset(key)
+    made = _made_by_attach(spark)
+    if made.pop((database, table.lower()), None) is not None:
+        _record_attached(spark, made)
     drop_system_views(spark, database, table)

@@ -1,0 +1,154 @@
+"""Spark Connect: a thin client process with paimon_ds, a real Connect server without it.
+
+Two servers on loopback, started from the pyspark wheel's start-connect-server.sh:
+- bare: its Python workers run a venv with only pyarrow, pandas and numpy; paimon_ds, fsspec and
+  fastavro reach them as the session artifact register() ships (paimon_ds.spark.connect);
+- installed: its workers run this venv (paimon_ds installed), which streaming needs, because Spark does
+  not give streaming tasks a session's artifacts.
+The client (tests/spark/connect_client.py) runs in its own process; Java Paimon 0.9 reads what it wrote.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import fastavro
+import pytest
+
+from .connect_server import ABSENT_FROM_BARE, BARE_PACKAGES, ConnectServer, bare_python, importable
+
+CLIENT = Path(__file__).with_name("connect_client.py")
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory, oracles_ready):
+    from conftest import ORACLES_DIR
+    base = tmp_path_factory.mktemp("connect")
+    bare = ConnectServer(base / "bare", bare_python(ORACLES_DIR))
+    installed = ConnectServer(base / "installed", sys.executable)
+    try:
+        with ThreadPoolExecutor(2) as pool:  # the two JVMs start side by side
+            list(pool.map(lambda s: s.start().wait_ready(), (bare, installed)))
+        yield {"bare": bare, "installed": installed}
+    finally:
+        bare.stop()
+        installed.stop()
+
+
+def run_client(server: ConnectServer, base: Path, scenario: str) -> dict:
+    proc = subprocess.run([sys.executable, str(CLIENT), server.url, str(base), scenario],
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        raise AssertionError(f"Connect client {scenario} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}\n"
+                             f"server log:\n{server.log()[-3000:]}")
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["connect"] == "pyspark.sql.connect.session"  # the client really was a Connect client
+    return result
+
+
+def java_rows(oracle, path: Path, columns: list[str]) -> list[list]:
+    table = oracle.read(str(path)).select(columns)
+    return sorted(list(r.values()) for r in table.to_pylist())
+
+
+def test_bare_server_has_only_arrow_pandas_numpy(servers):
+    python = servers["bare"].python
+    assert importable(python, ABSENT_FROM_BARE) == []
+    assert importable(python, BARE_PACKAGES) == list(BARE_PACKAGES)
+
+
+def test_batch_write_and_read_with_nothing_installed_on_server(servers, tmp_path, java_oracle):
+    result = run_client(servers["bare"], tmp_path, "batch")
+    pk = {i: [i, f"v{i}", float(i)] for i in range(10)}
+    pk.update({i: [i, f"w{i}", i * 10.0] for i in range(5, 15)})  # the upsert
+    log = [[i, f"2026-11-0{1 + i % 2}", f"e{i}"] for i in range(8)]
+    assert result["pk_all"] == sorted(pk.values())
+    assert result["pk_filtered"] == [pk[i] for i in range(4, 12)]
+    assert result["log_all"] == log
+    assert result["log_filtered"] == [r for r in log if r[1] == "2026-11-02"]
+    # Java Paimon 0.9 reads exactly the same rows (the append table's files are Avro with snappy blocks)
+    assert java_rows(java_oracle, tmp_path / "wh/db.db/pk", ["id", "name", "score"]) == sorted(pk.values())
+    assert java_rows(java_oracle, tmp_path / "wh/db.db/log", ["n", "dt", "what"]) == log
+    assert all(p.suffix == ".avro" for p in (tmp_path / "wh/db.db/log").rglob("data-*"))
+
+
+def test_attach_sql_and_table_api_with_nothing_installed_on_server(servers, tmp_path, java_oracle):
+    result = run_client(servers["bare"], tmp_path, "api")
+    assert result["sql_select"] == [[2, "B"], [3, "c"]]
+    assert result["sql_tables"] == [["t"]]
+    assert result["sql_snapshots"] == [[1, "APPEND"], [2, "APPEND"]]
+    # paimon_ds.sql needs Spark's parser through py4j: refused at once, naming what Connect lacks
+    assert result["paimon_sql"]["type"] == "paimon_ds.spark.sql.SqlError"
+    assert "Spark Connect client cannot reach" in result["paimon_sql"]["message"]
+    assert result["compact"] == "COMPACT"
+    latest = [[2, "B"], [3, "merged"], [4, "D"], [5, "E"], [9, "new"]]
+    assert result["latest"] == latest
+    assert result["at_snapshot_2"] == [[1, "a"], [2, "B"], [3, "c"]]
+    snapshots = [r[0] for r in result["snapshots_before_expire"]]
+    assert snapshots == list(range(1, len(snapshots) + 1)) and len(snapshots) >= 7
+    assert result["expired"] == snapshots[:-2]
+    assert result["after_expire"] == latest
+    # a second session of the server attaches the same warehouse and writes through the shared table
+    assert result["other_session"] == sorted(latest + [[7, "g"]])
+    assert java_rows(java_oracle, tmp_path / "wh/db.db/t", ["id", "v"]) == sorted(latest + [[7, "g"]])
+
+
+def test_streaming_with_paimon_ds_installed_on_server(servers, tmp_path, java_oracle):
+    result = run_client(servers["installed"], tmp_path, "stream")
+    expected = [[i, 0] for i in range(30)] + [[i, 1] for i in range(30, 50)]
+    assert result["rows"] == expected  # every input row once, over two runs of one checkpoint
+    assert result["last_batch_ids"] == [0, 1]
+    assert java_rows(java_oracle, tmp_path / "wh/db.db/events", ["id", "run"]) == expected
+
+
+def test_streaming_on_bare_server_fails_naming_the_missing_package(servers, tmp_path):
+    # Spark 4.3 gives streaming tasks no session artifacts: what the README's server-side install is for
+    result = run_client(servers["bare"], tmp_path, "stream_error")
+    assert result["type"] == "pyspark.errors.exceptions.connect.StreamingQueryException"
+    assert "No module named 'paimon_ds'" in result["message"]
+    assert not (tmp_path / "wh/db.db/s/snapshot").exists()
+
+
+# ------------------------------------------------------------------ no Spark needed
+
+def test_artifact_holds_python_sources_only_and_is_reproducible():
+    from paimon_ds.spark.connect import SHIPPED_PACKAGES, artifact_zip
+    path = artifact_zip()
+    names = zipfile.ZipFile(path).namelist()
+    assert {n.split("/", 1)[0] for n in names} == set(SHIPPED_PACKAGES)
+    for needed in ("paimon_ds/__init__.py", "paimon_ds/paimon_option_keys.txt", "paimon_ds/conf/spark-defaults.conf",
+                   "paimon_ds/spark/source.py", "fsspec/implementations/local.py", "fastavro/_read_py.py",
+                   "fastavro/_write_py.py"):
+        assert needed in names
+    assert not [n for n in names if n.endswith((".so", ".pyc")) or "__pycache__" in n]
+    assert artifact_zip.__wrapped__() == path  # same sources, same bytes, same name
+
+
+@pytest.mark.parametrize("codec", ["zstandard", "snappy"])
+def test_pyarrow_avro_codecs_agree_with_fastavros_own(codec, monkeypatch):
+    """The pure-Python fastavro a Connect server runs, with our pyarrow codecs, reads and writes the same
+    blocks as compiled fastavro with its own codec libraries."""
+    from fastavro import _read_py, _write_py
+
+    from paimon_ds.format import avro_codecs
+    ours = {"zstandard": (avro_codecs.zstd_read_block, avro_codecs.zstd_write_block),
+            "snappy": (avro_codecs.snappy_read_block, avro_codecs.snappy_write_block)}[codec]
+    monkeypatch.setitem(_read_py.BLOCK_READERS, codec, ours[0])
+    monkeypatch.setitem(_write_py.BLOCK_WRITERS, codec, ours[1])
+    schema = fastavro.parse_schema({"type": "record", "name": "r", "fields": [
+        {"name": "id", "type": "long"}, {"name": "s", "type": ["null", "string"]}]})
+    records = [{"id": i, "s": None if i % 7 == 0 else f"value-{i % 13}" * (i % 5)} for i in range(5000)]
+
+    written_by_ours = io.BytesIO()
+    _write_py.writer(written_by_ours, schema, records, codec=codec, sync_interval=4000)
+    assert list(fastavro.reader(io.BytesIO(written_by_ours.getvalue()))) == records  # compiled reads ours
+
+    written_by_fastavro = io.BytesIO()
+    fastavro.writer(written_by_fastavro, schema, records, codec=codec, sync_interval=4000)
+    assert list(_read_py.reader(io.BytesIO(written_by_fastavro.getvalue()))) == records  # ours reads compiled
