@@ -23,13 +23,15 @@ def register(spark: SparkSession) -> None:
     """Register the `paimon` format on a SparkSession (classic or Spark Connect). On Connect it first ships the
     package to the server as a session artifact (paimon_ds.spark.connect), so nothing of ours need be installed
     there for batch reads and writes."""
-    from .spark.connect import is_connect, ship_package
+    from .spark.connect import is_connect, ship_package, shipped
     from .spark.source import source_for_session
+    source = source_for_session(spark)
     if is_connect(spark):
-        ship_package(spark)
+        ship_package(spark)  # for batch tasks
+        source = shipped(source)  # for streaming, whose workers Spark does not give the artifact
     # Spark refuses a Python reader with pushFilters() unless this (off by default) is on; a runtime SQL conf
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
-    spark.dataSource.register(source_for_session(spark))
+    spark.dataSource.register(source)
 
 
 def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] | None = None):

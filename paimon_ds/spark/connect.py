@@ -40,13 +40,6 @@ def is_connect(spark: Any) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
-def require_classic(spark: Any, what: str, instead: str) -> None:
-    """Refuse at once, naming what Connect lacks, before anything reaches for a JVM handle."""
-    if is_connect(spark):
-        raise ConnectError(f"{what} needs the session's JVM (py4j handle), which a Spark Connect client does not "
-                           f"have; {instead}")
-
-
 def _package_files(package: str) -> list[tuple[str, Path]]:
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
@@ -91,3 +84,10 @@ def ship_package(spark: Any) -> None:
         return
     spark.addArtifacts(str(artifact_zip()), pyfile=True)
     _SHIPPED_TO.add(session_id)
+
+
+def shipped(source: type) -> type:
+    """``source`` wrapped so that it carries the package to workers without the artifact (connect_shim)."""
+    from .connect_shim import shipped_source
+    zip_path = artifact_zip()
+    return shipped_source(source, zip_path.name, zip_path.read_bytes())

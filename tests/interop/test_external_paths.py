@@ -25,14 +25,7 @@ from paimon_ds.options import OptionError
 SCHEMA = pa.schema([pa.field("id", pa.int32(), nullable=False), pa.field("p", pa.string(), nullable=False),
                     ("v", pa.string())])
 
-SECOND_COMMIT = """
-wb = table.new_batch_write_builder()
-w, c = wb.new_write(), wb.new_commit()
-w.write_arrow(data)
-c.commit(w.prepare_commit())
-w.close()
-c.close()
-"""
+SECOND_COMMIT = "commit_arrow(table, data)"  # the oracle's own batch commit (tests/oracles/paimon_oracle.py)
 
 
 def rows(t: pa.Table) -> list[tuple]:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pyarrow as pa
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 import paimon_ds
 from paimon_ds import Catalog, procedures
@@ -98,23 +99,24 @@ def stream(spark: SparkSession, base: Path) -> dict:
             .trigger(availableNow=True).start(target)
         query.awaitTermination()
         runs.append(query.lastProgress["batchId"] if query.lastProgress else None)
-    return {"rows": rows(spark.read.format("paimon").load(target)), "last_batch_ids": runs}
+    out = {"rows": rows(spark.read.format("paimon").load(target)), "last_batch_ids": runs}
 
-
-def stream_error(spark: SparkSession, base: Path) -> dict:
-    source = base / "in"
-    source.mkdir(parents=True, exist_ok=True)
-    (source / "a.json").write_text('{"id": 1}\n')
-
-    def run() -> None:
-        spark.readStream.format("json").schema("id BIGINT").load(str(source)).writeStream.format("paimon") \
-            .option("checkpointLocation", str(base / "checkpoint")).trigger(availableNow=True) \
-            .start(str(base / "wh/db.db/s")).awaitTermination()
-    return error_of(run)
+    # the table itself as a stream (its snapshots, then later commits) into a primary-key table
+    copy, copy_checkpoint = str(base / "wh/db.db/latest_run"), str(base / "checkpoint-copy")
+    for extra in ([], [(50, 2), (51, 2)]):
+        if extra:
+            spark.createDataFrame(extra, "id BIGINT, run INT").write.format("paimon").mode("append").save(target)
+        spark.readStream.format("paimon").load(target).groupBy("run") \
+            .agg(F.max("id").alias("max_id"), F.count("*").alias("n")) \
+            .writeStream.format("paimon").outputMode("complete").option("checkpointLocation", copy_checkpoint) \
+            .option("primary-key", "run").option("bucket", "1").trigger(availableNow=True).start(copy) \
+            .awaitTermination()
+    out["per_run"] = rows(spark.read.format("paimon").load(copy))
+    return out
 
 
 URL = ""
-SCENARIOS = {"batch": batch, "api": api, "stream": stream, "stream_error": stream_error}
+SCENARIOS = {"batch": batch, "api": api, "stream": stream}
 
 
 def main() -> None:

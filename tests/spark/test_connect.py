@@ -1,10 +1,8 @@
 """Spark Connect: a thin client process with paimon_ds, a real Connect server without it.
 
-Two servers on loopback, started from the pyspark wheel's start-connect-server.sh:
-- bare: its Python workers run a venv with only pyarrow, pandas and numpy; paimon_ds, fsspec and
-  fastavro reach them as the session artifact register() ships (paimon_ds.spark.connect);
-- installed: its workers run this venv (paimon_ds installed), which streaming needs, because Spark does
-  not give streaming tasks a session's artifacts.
+A server on loopback, started from the pyspark wheel's start-connect-server.sh, whose Python workers run a
+venv with only pyarrow, pandas and numpy. paimon_ds, fsspec and fastavro reach them as the session artifact
+register() ships (batch) and inside the shipped source's pickles (streaming; paimon_ds.spark.connect_shim).
 The client (tests/spark/connect_client.py) runs in its own process; Java Paimon 0.9 reads what it wrote.
 """
 
@@ -15,10 +13,10 @@ import json
 import subprocess
 import sys
 import zipfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import fastavro
+import pyspark
 import pytest
 
 from .connect_server import ABSENT_FROM_BARE, BARE_PACKAGES, ConnectServer, bare_python, importable
@@ -27,18 +25,13 @@ CLIENT = Path(__file__).with_name("connect_client.py")
 
 
 @pytest.fixture(scope="module")
-def servers(tmp_path_factory, oracles_ready):
+def server(tmp_path_factory, oracles_ready):
     from conftest import ORACLES_DIR
-    base = tmp_path_factory.mktemp("connect")
-    bare = ConnectServer(base / "bare", bare_python(ORACLES_DIR))
-    installed = ConnectServer(base / "installed", sys.executable)
+    bare = ConnectServer(tmp_path_factory.mktemp("connect"), bare_python(ORACLES_DIR))
     try:
-        with ThreadPoolExecutor(2) as pool:  # the two JVMs start side by side
-            list(pool.map(lambda s: s.start().wait_ready(), (bare, installed)))
-        yield {"bare": bare, "installed": installed}
+        yield bare.start().wait_ready()
     finally:
         bare.stop()
-        installed.stop()
 
 
 def run_client(server: ConnectServer, base: Path, scenario: str) -> dict:
@@ -57,14 +50,14 @@ def java_rows(oracle, path: Path, columns: list[str]) -> list[list]:
     return sorted(list(r.values()) for r in table.to_pylist())
 
 
-def test_bare_server_has_only_arrow_pandas_numpy(servers):
-    python = servers["bare"].python
+def test_bare_server_has_only_arrow_pandas_numpy(server):
+    python = server.python
     assert importable(python, ABSENT_FROM_BARE) == []
     assert importable(python, BARE_PACKAGES) == list(BARE_PACKAGES)
 
 
-def test_batch_write_and_read_with_nothing_installed_on_server(servers, tmp_path, java_oracle):
-    result = run_client(servers["bare"], tmp_path, "batch")
+def test_batch_write_and_read_with_nothing_installed_on_server(server, tmp_path, java_oracle):
+    result = run_client(server, tmp_path, "batch")
     pk = {i: [i, f"v{i}", float(i)] for i in range(10)}
     pk.update({i: [i, f"w{i}", i * 10.0] for i in range(5, 15)})  # the upsert
     log = [[i, f"2026-11-0{1 + i % 2}", f"e{i}"] for i in range(8)]
@@ -78,8 +71,8 @@ def test_batch_write_and_read_with_nothing_installed_on_server(servers, tmp_path
     assert all(p.suffix == ".avro" for p in (tmp_path / "wh/db.db/log").rglob("data-*"))
 
 
-def test_attach_sql_and_table_api_with_nothing_installed_on_server(servers, tmp_path, java_oracle):
-    result = run_client(servers["bare"], tmp_path, "api")
+def test_attach_sql_and_table_api_with_nothing_installed_on_server(server, tmp_path, java_oracle):
+    result = run_client(server, tmp_path, "api")
     assert result["sql_select"] == [[2, "B"], [3, "c"]]
     assert result["sql_tables"] == [["t"]]
     assert result["sql_snapshots"] == [[1, "APPEND"], [2, "APPEND"]]
@@ -99,20 +92,42 @@ def test_attach_sql_and_table_api_with_nothing_installed_on_server(servers, tmp_
     assert java_rows(java_oracle, tmp_path / "wh/db.db/t", ["id", "v"]) == sorted(latest + [[7, "g"]])
 
 
-def test_streaming_with_paimon_ds_installed_on_server(servers, tmp_path, java_oracle):
-    result = run_client(servers["installed"], tmp_path, "stream")
+def test_streaming_with_nothing_installed_on_server(server, tmp_path, java_oracle):
+    result = run_client(server, tmp_path, "stream")
     expected = [[i, 0] for i in range(30)] + [[i, 1] for i in range(30, 50)]
     assert result["rows"] == expected  # every input row once, over two runs of one checkpoint
     assert result["last_batch_ids"] == [0, 1]
-    assert java_rows(java_oracle, tmp_path / "wh/db.db/events", ["id", "run"]) == expected
+    assert java_rows(java_oracle, tmp_path / "wh/db.db/events", ["id", "run"]) == expected + [[50, 2], [51, 2]]
+    # the table read as a stream (all of it, then a later commit) into a PK table, complete mode
+    assert result["per_run"] == [[0, 29, 30], [1, 49, 20], [2, 51, 2]]
+    assert java_rows(java_oracle, tmp_path / "wh/db.db/latest_run", ["run", "max_id", "n"]) == result["per_run"]
 
 
-def test_streaming_on_bare_server_fails_naming_the_missing_package(servers, tmp_path):
-    # Spark 4.3 gives streaming tasks no session artifacts: what the README's server-side install is for
-    result = run_client(servers["bare"], tmp_path, "stream_error")
-    assert result["type"] == "pyspark.errors.exceptions.connect.StreamingQueryException"
-    assert "No module named 'paimon_ds'" in result["message"]
-    assert not (tmp_path / "wh/db.db/s/snapshot").exists()
+def test_shipped_source_pickles_without_paimon_ds(server, tmp_path):
+    """What register() sends for `paimon` on Connect unpickles, and makes a stream writer, in a Python that
+    has only pyspark, pyarrow, pandas and numpy: the package travels inside the pickle."""
+    from pyspark import cloudpickle
+
+    from paimon_ds.spark.connect import artifact_zip, shipped
+    from paimon_ds.spark.source import PaimonDataSource
+    source = shipped(PaimonDataSource)
+    (tmp_path / "source.pickle").write_bytes(cloudpickle.dumps(source))
+    pyspark_zip = next((Path(pyspark.__file__).parent / "python/lib").glob("pyspark.zip"))
+    py4j_zip = next((Path(pyspark.__file__).parent / "python/lib").glob("py4j-*.zip"))
+    script = f"""
+import pickle, sys
+sys.path[:0] = [{str(pyspark_zip)!r}, {str(py4j_zip)!r}]
+from pyspark.sql.types import StructType, StructField, LongType
+assert "paimon_ds" not in sys.modules
+source = pickle.load(open({str(tmp_path / "source.pickle")!r}, "rb"))({{"path": {str(tmp_path / "t")!r}}})
+writer = source.streamWriter(StructType([StructField("id", LongType())]), False)
+from pyspark import cloudpickle  # as Spark pickles: by value what claims an unknown module
+again = pickle.loads(cloudpickle.dumps(writer))
+print(type(again).__name__, type(again._real).__name__, sys.modules["paimon_ds"].__file__.split("/")[-3])
+"""
+    out = subprocess.run([server.python, "-c", script], capture_output=True, text=True, cwd="/", timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split() == ["ShippedStreamWriter", "PaimonStreamWriter", artifact_zip().name]
 
 
 # ------------------------------------------------------------------ no Spark needed
