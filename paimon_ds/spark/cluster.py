@@ -85,7 +85,8 @@ def foreach_batch_writer(path: str, commit_user: str, options: dict[str, Any] | 
         write(batch, path, "append", {**(options or {}), COMMIT_USER_OPTION: commit_user,
                                        COMMIT_IDENTIFIER_OPTION: str(batch_id)}, parallelism)
 
-    return write_batch
+    from .connect_shim import ShippedFunction
+    return ShippedFunction(write_batch)  # on Connect it runs in a server process that cannot import paimon_ds
 
 
 def _with_fixed_buckets(df: DataFrame, table: Table, n: int) -> DataFrame:

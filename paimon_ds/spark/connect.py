@@ -58,7 +58,12 @@ def _package_files(package: str) -> list[tuple[str, Path]]:
 @cache
 def artifact_zip() -> Path:
     """A zip of SHIPPED_PACKAGES (Python sources and package data), named by its content's hash: the same
-    sources give the same name, which Spark accepts again within a session; changed sources a new one."""
+    sources give the same name, which Spark accepts again within a session; changed sources a new one.
+    Where paimon_ds itself runs from such a zip (a server process it was shipped to), that zip."""
+    import paimon_ds
+    loaded_from = Path(paimon_ds.__file__).parent.parent
+    if loaded_from.is_file() and zipfile.is_zipfile(loaded_from):
+        return loaded_from
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for package in SHIPPED_PACKAGES:

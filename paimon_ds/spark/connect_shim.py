@@ -10,7 +10,8 @@ unpacks the zip onto sys.path (once per process; the file is named by its hash) 
 the real object it wraps. Spark unpickles the data source (or the shim writer/reader) before anything
 else of ours in every worker, so commit messages and input partitions find paimon_ds importable.
 
-Batch readers and writers are the real ones: batch tasks get the session artifact.
+Batch readers and writers are the real ones: batch tasks get the session artifact. A `foreachBatch`
+function (paimon_ds.foreach_batch_writer) is a ShippedFunction, which travels the same way.
 """
 
 from __future__ import annotations
@@ -144,6 +145,30 @@ def shipped_source(real_class: type, zip_name: str, zip_bytes: bytes) -> type:
         "_real_class_pickle": cloudpickle.dumps(real_class), "_zip_name": zip_name, "_zip_bytes": zip_bytes})
 
 
+class ShippedFunction:
+    """A function for the server to run (a `foreachBatch` function): called as the function it wraps; pickled
+    (on Connect only), it takes the package along, and ships it to the session its DataFrame belongs to."""
+
+    def __init__(self, function: Any) -> None:
+        self._real = function
+
+    def __call__(self, df: Any, batch_id: int) -> Any:
+        from paimon_ds.spark.connect import is_connect, ship_package
+        if is_connect(df.sparkSession):
+            ship_package(df.sparkSession)  # the jobs it starts run in the query's session
+        return self._real(df, batch_id)
+
+    def __reduce__(self) -> tuple:
+        from paimon_ds.spark.connect import artifact_zip
+        path = artifact_zip()
+        return _revive_function, (type(self), path.name, path.read_bytes(), cloudpickle.dumps(self._real))
+
+
+def _revive_function(cls: type, zip_name: str, zip_bytes: bytes, state: bytes) -> Any:
+    _boot(zip_name, zip_bytes)
+    return cls(pickle.loads(state))
+
+
 def _by_value(*objects: Any) -> None:
     # Claim the shipped module for every function and class here, methods included, so that cloudpickle
     # copies them (by reference it would make the server import paimon_ds, the very thing it lacks).
@@ -157,4 +182,5 @@ def _by_value(*objects: Any) -> None:
         method.__module__ = SHIPPED_MODULE
 
 
-_by_value(_boot, _revive, _reduce, _delegate, _stream_reader_latest_offset, _shim_class, _ShippedSource)
+_by_value(_boot, _revive, _reduce, _delegate, _stream_reader_latest_offset, _shim_class, _ShippedSource,
+          ShippedFunction, _revive_function)

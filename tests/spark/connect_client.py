@@ -112,11 +112,28 @@ def stream(spark: SparkSession, base: Path) -> dict:
             .option("primary-key", "run").option("bucket", "1").trigger(availableNow=True).start(copy) \
             .awaitTermination()
     out["per_run"] = rows(spark.read.format("paimon").load(copy))
+
     return out
 
 
+def foreach_batch(spark: SparkSession, base: Path) -> dict:
+    """writeStream.foreachBatch(paimon_ds.foreach_batch_writer(...)): upserts into a dynamic-bucket PK table
+    through the package's shuffle, one commit per micro-batch (two runs of one checkpoint)."""
+    source, target = base / "in", str(base / "wh/db.db/by_batch")
+    source.mkdir(parents=True, exist_ok=True)
+    writer = paimon_ds.foreach_batch_writer(target, "connect-test", {"primary-key": "id", "bucket": "-1"})
+    for run, ids in enumerate((range(0, 20), range(10, 30))):  # the second run upserts ids 10..19
+        (source / f"part-{run}.json").write_text("".join(json.dumps({"id": i, "run": run}) + "\n" for i in ids))
+        spark.readStream.format("json").schema("id BIGINT, run INT").load(str(source)).writeStream \
+            .foreachBatch(writer).option("checkpointLocation", str(base / "checkpoint")) \
+            .trigger(availableNow=True).start().awaitTermination()
+    snapshots = paimon_ds.system_table(spark, target, "snapshots").where("commit_kind = 'APPEND'")
+    return {"rows": rows(spark.read.format("paimon").load(target)),
+            "commits": rows(snapshots.select("commit_user", "commit_identifier"))}
+
+
 URL = ""
-SCENARIOS = {"batch": batch, "api": api, "stream": stream}
+SCENARIOS = {"batch": batch, "api": api, "stream": stream, "foreach_batch": foreach_batch}
 
 
 def main() -> None:

@@ -21,16 +21,19 @@ import pyspark
 
 # What a stock PySpark-with-Arrow server's Python has, at the client's versions.
 BARE_PACKAGES = ("pyarrow", "pandas", "numpy")
+# pyspark's Connect client packages: a server's foreachBatch worker is itself a Connect client and needs them.
+CONNECT_CLIENT_PACKAGES = ("grpcio", "grpcio-status", "googleapis-common-protos", "protobuf", "zstandard")
 # Nothing of ours, nor any dependency of ours that pyarrow / pandas / numpy do not bring.
 ABSENT_FROM_BARE = ("paimon_ds", "fsspec", "fastavro", "s3fs", "cramjam", "backports.zstd", "zstandard")
 
 
-def bare_python(root: Path) -> str:
-    """A venv with only BARE_PACKAGES (built once, kept under ``root``); its interpreter."""
-    venv = root / "connect-server"
+def server_python(root: Path, name: str, packages: tuple[str, ...]) -> str:
+    """A venv with only ``packages`` at the client's versions (built once, kept under ``root``); its
+    interpreter."""
+    venv = root / name
     python = venv / "bin" / "python"
     stamp = venv / ".ready"
-    wanted = " ".join(f"{p}=={metadata.version(p)}" for p in BARE_PACKAGES)
+    wanted = " ".join(f"{p}=={metadata.version(p)}" for p in packages)
     if stamp.exists() and stamp.read_text() == wanted:
         return str(python)
     shutil.rmtree(venv, ignore_errors=True)

@@ -13,25 +13,59 @@ import json
 import subprocess
 import sys
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import fastavro
 import pyspark
 import pytest
 
-from .connect_server import ABSENT_FROM_BARE, BARE_PACKAGES, ConnectServer, bare_python, importable
+from .connect_server import (
+    ABSENT_FROM_BARE,
+    BARE_PACKAGES,
+    CONNECT_CLIENT_PACKAGES,
+    ConnectServer,
+    importable,
+    server_python,
+)
 
 CLIENT = Path(__file__).with_name("connect_client.py")
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory, oracles_ready):
+def servers(tmp_path_factory, oracles_ready):
+    """Two servers, their venvs built and JVMs started side by side:
+    - "bare": workers with only pyarrow, pandas and numpy;
+    - "foreach_batch": the same plus pyspark's Connect client packages, which Spark's foreachBatch worker
+      needs on a server whatever the function does (it is itself a Connect client); nothing of ours."""
     from conftest import ORACLES_DIR
-    bare = ConnectServer(tmp_path_factory.mktemp("connect"), bare_python(ORACLES_DIR))
+    base = tmp_path_factory.mktemp("connect")
+    venvs = {"bare": ("connect-server", BARE_PACKAGES),
+             "foreach_batch": ("connect-server-foreach-batch", BARE_PACKAGES + CONNECT_CLIENT_PACKAGES)}
+
+    def start(name: str) -> ConnectServer:
+        return ConnectServer(base / name, server_python(ORACLES_DIR, *venvs[name])).start()
+
+    with ThreadPoolExecutor(2) as pool:
+        futures = {name: pool.submit(start, name) for name in venvs}
+    started = {name: f.result() for name, f in futures.items() if f.exception() is None}
     try:
-        yield bare.start().wait_ready()
+        for f in futures.values():
+            f.result()  # a server that could not start fails the tests (after the other is stopped)
+        yield {name: s.wait_ready() for name, s in started.items()}
     finally:
-        bare.stop()
+        for s in started.values():
+            s.stop()
+
+
+@pytest.fixture(scope="module")
+def server(servers) -> ConnectServer:
+    return servers["bare"]
+
+
+@pytest.fixture(scope="module")
+def server_with_connect_client(servers) -> ConnectServer:
+    return servers["foreach_batch"]
 
 
 def run_client(server: ConnectServer, base: Path, scenario: str) -> dict:
@@ -101,6 +135,15 @@ def test_streaming_with_nothing_installed_on_server(server, tmp_path, java_oracl
     # the table read as a stream (all of it, then a later commit) into a PK table, complete mode
     assert result["per_run"] == [[0, 29, 30], [1, 49, 20], [2, 51, 2]]
     assert java_rows(java_oracle, tmp_path / "wh/db.db/latest_run", ["run", "max_id", "n"]) == result["per_run"]
+
+
+def test_foreach_batch_writer_with_nothing_of_ours_on_server(server_with_connect_client, tmp_path, java_oracle):
+    assert importable(server_with_connect_client.python, ABSENT_FROM_BARE[:3]) == []  # paimon_ds, fsspec, fastavro
+    result = run_client(server_with_connect_client, tmp_path, "foreach_batch")
+    expected = [[i, 0] for i in range(10)] + [[i, 1] for i in range(10, 30)]
+    assert result["rows"] == expected
+    assert result["commits"] == [["connect-test", 0], ["connect-test", 1]]  # one commit per micro-batch
+    assert java_rows(java_oracle, tmp_path / "wh/db.db/by_batch", ["id", "run"]) == expected
 
 
 def test_shipped_source_pickles_without_paimon_ds(server, tmp_path):
