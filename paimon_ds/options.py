@@ -111,11 +111,8 @@ def _level_map(text: str) -> dict[int, str]:
 
 def _manifest_format(text: str) -> str:
     low = text.strip().lower()
-    if low != "avro":
-        # Paimon's tables with orc/parquet manifests are read (the files are told by their magic bytes), but
-        # a commit would add Avro manifests that Paimon then reads as `manifest.format` and fails on
-        raise ValueError(f"paimon_ds reads tables with {text!r} manifests but writes Avro ones only; "
-                         "it does not commit to them")
+    if low not in ("avro", "parquet", "orc"):
+        raise ValueError(f"manifest.format must be avro, parquet or orc, not {text!r}")
     return low
 
 
@@ -159,9 +156,9 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("file.format.per.level", None, _level_map, "Data file format per LSM level, e.g. `0:avro,5:parquet` "
            "(levels not named use `file.format`)."),
     Option("file.compression.per.level", None, _level_map, "Compression per LSM level, e.g. `0:lz4,5:zstd`."),
-    Option("manifest.compression", "zstd", str, "Avro codec of manifest files (zstd, deflate, snappy, null)."),
-    Option("manifest.format", "avro", _manifest_format, "Format of manifest files. Paimon tables with orc or "
-           "parquet manifests are read; paimon_ds writes Avro manifests, so it refuses to commit to those."),
+    Option("manifest.compression", "zstd", str, "Codec of manifest files (zstd, deflate, snappy, null)."),
+    Option("manifest.format", "avro", _manifest_format, "Format of manifest files, manifest lists and index "
+           "manifests: avro, parquet or orc (each file is read by its magic bytes, whatever the option says)."),
     Option("manifest.target-file-size", 8 << 20, parse_memory_size, "Target size of a manifest file."),
     Option("manifest.merge-min-count", 30, _positive_int,
            "Manifests merged into fewer once a snapshot references more than this many."),

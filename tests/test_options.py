@@ -46,7 +46,7 @@ def test_unknown_option_without_a_close_key() -> None:
     ("metadata.stats-mode", "some"),
     ("file.format", "csv"),
     ("file.format.per.level", "0=avro"),
-    ("manifest.format", "orc"),
+    ("manifest.format", "json"),
     ("scan.snapshot-id", "latest"),
     ("dynamic-partition-overwrite", "yes"),
 ])
@@ -66,6 +66,8 @@ def test_invalid_values_are_refused(key: str, value: str) -> None:
     ("file.format", "parquet"),
     ("file.format", "orc"),
     ("file.format", "AVRO"),
+    ("manifest.format", "orc"),
+    ("manifest.format", "Parquet"),
     ("file.format.per.level", "0:avro, 5:parquet"),
     ("snapshot.num-retained.max", "10"),
     ("snapshot.time-retained", "1 h"),

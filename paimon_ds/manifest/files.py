@@ -11,6 +11,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import fastavro
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ..format.avro_codecs import ensure_avro_codecs
 from ..format.binary_row import deserialize_row, serialize_row
@@ -84,12 +86,55 @@ MANIFEST_FILE_META_SCHEMA = fastavro.parse_schema({"type": "record", "name": _NS
 
 _CODECS = {"zstd": "zstandard", "zstandard": "zstandard", "deflate": "deflate", "snappy": "snappy",
            "null": "null", "none": "null"}
+# `manifest.compression` for parquet and ORC manifests (Paimon's names -> pyarrow's)
+_COLUMNAR_CODECS = {"zstd": "zstd", "zstandard": "zstd", "snappy": "snappy", "lz4": "lz4", "gzip": "gzip",
+                    "deflate": "zlib", "zlib": "zlib", "null": "none", "none": "none", "uncompressed": "none"}
+# Fields that are TINYINT in Paimon's row types (Avro has no byte type and stores them as int)
+_TINYINT_FIELDS = {"_KIND", "_FILE_SOURCE"}
 
 
 def avro_bytes(schema: Any, records: Iterable[dict[str, Any]], compression: str) -> bytes:
     buf = io.BytesIO()
     fastavro.writer(buf, schema, records, codec=_CODECS.get(compression.lower(), compression))
     return buf.getvalue()
+
+
+def _arrow_field(name: str, avro_type: Any) -> pa.Field:
+    """The Arrow field Paimon's parquet / ORC manifests have where its Avro ones have ``avro_type``."""
+    nullable = isinstance(avro_type, list)
+    if nullable:
+        (avro_type,) = [t for t in avro_type if t != "null"]
+    if isinstance(avro_type, dict):
+        kind = avro_type["type"]
+        if avro_type.get("logicalType") == "timestamp-millis":
+            arrow: pa.DataType = pa.timestamp("ms")
+        elif kind == "record":
+            arrow = pa.struct([_arrow_field(f["name"], f["type"]) for f in avro_type["fields"]])
+        elif kind == "array":
+            arrow = pa.list_(_arrow_field("element", avro_type["items"]))
+        else:
+            return _arrow_field(name, ["null", kind] if nullable else kind)
+    else:
+        arrow = {"int": pa.int8() if name in _TINYINT_FIELDS else pa.int32(), "long": pa.int64(),
+                 "string": pa.string(), "bytes": pa.binary(), "boolean": pa.bool_()}[avro_type]
+    return pa.field(name, arrow, nullable)
+
+
+def manifest_bytes(schema: Any, records: Iterable[dict[str, Any]], compression: str, file_format: str) -> bytes:
+    """A manifest, manifest list or index manifest in `manifest.format`: Avro, or parquet / ORC with the
+    columns Paimon writes there (its row type: TINYINT kinds, millisecond timestamps, required fields)."""
+    if file_format == "avro":
+        return avro_bytes(schema, records, compression)
+    arrow_schema = pa.schema([_arrow_field(f["name"], f["type"]) for f in schema["fields"]])
+    table = pa.Table.from_pylist(list(records), schema=arrow_schema)
+    codec = _COLUMNAR_CODECS.get(compression.lower(), compression)
+    sink = pa.BufferOutputStream()
+    if file_format == "parquet":
+        pq.write_table(table, sink, compression=codec)
+    else:
+        import pyarrow.orc as po
+        po.write_table(table, sink, compression="uncompressed" if codec == "none" else codec)
+    return sink.getvalue().to_pybytes()
 
 
 def read_avro(data: bytes) -> list[dict[str, Any]]:
@@ -121,8 +166,9 @@ class ManifestFile:
     """Writes and reads `manifest/manifest-<uuid>-<n>` files of ManifestEntry records."""
 
     def __init__(self, io: FileIO, table_path: str, partition_types: Sequence[DataType], schema_id: int,
-                 compression: str = "zstd", target_size: int = 8 << 20) -> None:
+                 compression: str = "zstd", target_size: int = 8 << 20, file_format: str = "avro") -> None:
         self.io = io
+        self.file_format = file_format
         self.dir = f"{table_path}/manifest"
         self.partition_types = list(partition_types)
         self.schema_id = schema_id
@@ -138,7 +184,8 @@ class ManifestFile:
         for start in range(0, len(entries), per_file):
             chunk = entries[start:start + per_file]
             name = self._names.next()
-            data = avro_bytes(MANIFEST_ENTRY_SCHEMA, (e.to_avro() for e in chunk), self.compression)
+            data = manifest_bytes(MANIFEST_ENTRY_SCHEMA, (e.to_avro() for e in chunk), self.compression,
+                                  self.file_format)
             self.io.write_bytes(f"{self.dir}/{name}", data)
             metas.append(ManifestFileMeta(
                 name, len(data),
@@ -155,22 +202,24 @@ class ManifestFile:
 
 
 class AvroListFile:
-    """`manifest/<kind>-<uuid>-<n>`: one Avro file of records (``record`` has to_avro / from_avro)."""
+    """`manifest/<kind>-<uuid>-<n>`: one file of records (``record`` has to_avro / from_avro), in Avro unless
+    `manifest.format` says parquet or orc."""
 
     kind: str
     schema: dict
     record: Any
 
-    def __init__(self, io: FileIO, table_path: str, compression: str = "zstd") -> None:
+    def __init__(self, io: FileIO, table_path: str, compression: str = "zstd", file_format: str = "avro") -> None:
         self.io = io
         self.dir = f"{table_path}/manifest"
         self.compression = compression
+        self.file_format = file_format
         self._names = FileNamer(kind=self.kind, suffix="")
 
     def write(self, records: Sequence[Any]) -> str:
         name = self._names.next()
-        self.io.write_bytes(f"{self.dir}/{name}",
-                            avro_bytes(self.schema, (r.to_avro() for r in records), self.compression))
+        self.io.write_bytes(f"{self.dir}/{name}", manifest_bytes(self.schema, (r.to_avro() for r in records),
+                                                                 self.compression, self.file_format))
         return name
 
     def read(self, name: str) -> list:

@@ -65,12 +65,12 @@ class TableCommit:
         self.lost_races = 0  # attempts another writer's snapshot beat (each retried on the new latest)
         self.merge_min_count = opts.get("manifest.merge-min-count")
         compression = opts.get("manifest.compression")
-        opts.get("manifest.format")  # raises for orc/parquet manifests: ours would be Avro (see options.py)
+        manifest_format = opts.get("manifest.format")
         partition_types = [f.type for f in table.schema.partition_fields]
         self.manifest_file = ManifestFile(self.io, table.root, partition_types, table.schema.id, compression,
-                                          opts.get("manifest.target-file-size"))
-        self.manifest_list = ManifestList(self.io, table.root, compression)
-        self.index_manifest_file = IndexManifestFile(self.io, table.root, compression)
+                                          opts.get("manifest.target-file-size"), manifest_format)
+        self.manifest_list = ManifestList(self.io, table.root, compression, manifest_format)
+        self.index_manifest_file = IndexManifestFile(self.io, table.root, compression, manifest_format)
         self._merged_index_files: list[str] = []  # hash index files merged from several writers' (see below)
         self._superseded_index_files: list[str] = []
 

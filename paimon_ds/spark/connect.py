@@ -8,8 +8,8 @@ zip, and these libraries fall back to pure Python without them (fastavro's codec
 pyarrow: paimon_ds.format.avro_codecs). Not shipped: s3fs (botocore alone is ~80 MB of data files and
 aiohttp is compiled), so S3 tables under Connect need s3fs installed on the server.
 
-Spark 4.3 does not give streaming tasks a session's artifacts: streaming needs paimon_ds installed on
-the server (README, "Spark Connect").
+Spark 4.3 does not give streaming tasks a session's artifacts: for them the same zip travels inside the
+pickles of the registered source (paimon_ds.spark.connect_shim).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ _SHIPPED_TO: set[str] = set()
 
 
 class ConnectError(RuntimeError):
-    """An operation a Spark Connect session cannot do."""
+    """The package cannot be prepared for a Spark Connect server."""
 
 
 def is_connect(spark: Any) -> bool:

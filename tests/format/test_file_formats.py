@@ -341,11 +341,6 @@ def test_java_tables_read(spark, tmp_path, java_oracle):
         path = plan.path(f"manifest_{mfmt}")
         manifests = list((Path(path) / "manifest").iterdir())
         assert len(manifests) == 6 and {sniff_format(m.read_bytes()) for m in manifests} == {mfmt}
-        # paimon_ds writes Avro manifests only: it refuses to commit to the table before writing any file
-        before = sorted(p.name for p in Path(path).rglob("*"))
-        with pytest.raises(ValueError, match=f"reads tables with '{mfmt}' manifests but writes Avro ones only"):
-            core_write(path, rows(range(100, 101), JAVA_TYPES), {})
-        assert sorted(p.name for p in Path(path).rglob("*")) == before
     for fmt in ("orc", "avro"):
         assert {format_of(n) for n in data_files(plan.path(f"append_{fmt}"))} == {fmt}
         assert {format_of(n) for n in data_files(plan.path(f"every_{fmt}"))} == {fmt}
@@ -360,6 +355,17 @@ def test_java_tables_read(spark, tmp_path, java_oracle):
         assert_same_rows(paimon_ds.Table.load(plan.path(name), options).to_arrow(), java, f"paimon_ds core {key}")
         if key in SPARK_READS:  # Spark reads through the same core reader: a sample of tables keeps the test short
             assert_same_rows(spark_read(spark, plan.path(name)), java, f"paimon_ds Spark {key}")
+
+    # paimon_ds commits to Java's tables with orc / parquet manifests in that format, and Java reads them
+    for mfmt in ("orc", "parquet"):
+        path = plan.path(f"manifest_{mfmt}")
+        third = with_s(rows(range(40, 50), JAVA_TYPES), "ours-")
+        core_write(path, third, {})
+        manifests = list((Path(path) / "manifest").iterdir())
+        assert len(manifests) == 9 and {sniff_format(m.read_bytes()) for m in manifests} == {mfmt}
+        expected = upserted(outs[f"manifest_{mfmt}"][1], third)
+        assert_same_rows(java_oracle.read(path), expected, f"Java Paimon 0.9 manifest_{mfmt} after our commit")
+        assert_same_rows(paimon_ds.Table.load(path).to_arrow(), expected, f"paimon_ds manifest_{mfmt}")
 
 
 # --------------------------------------------------------------------------------------- paimon_ds writes
@@ -430,6 +436,50 @@ def test_pypaimon_tables_read(tmp_path, pypaimon_oracle):
         oracle = pq.read_table(out)
         assert_same_rows(oracle, expected, f"pypaimon 2.1 {name}")
         assert_same_rows(paimon_ds.Table.load(plan.path(name)).to_arrow(), oracle, f"paimon_ds {name}")
+
+
+# deletion vectors in the parquet table, the dynamic-bucket hash index in the orc one: both kinds of index manifest
+@pytest.mark.parametrize("mfmt, index", [("parquet", "deletion-vectors"), ("orc", "dynamic-bucket")])
+def test_paimon_ds_writes_manifests_in_manifest_format(mfmt, index, tmp_path, java_oracle):
+    """`manifest.format` parquet / orc: manifests, manifest lists and index manifests in that format, with
+    Paimon's column types. Java 0.9 reads our table, commits to it in turn, and both read the same rows."""
+    from deletionvectors.java_scripts import pk_writes
+    path = str(tmp_path / "wh" / "db.db" / "t")
+    schema = pa.schema([pa.field("id", pa.int32(), nullable=False), pa.field("p", pa.string(), nullable=False),
+                        ("v", pa.string())])
+    options = {"manifest.format": mfmt, "primary-key": "id,p", "partition": "p",
+               **({"bucket": "2", "deletion-vectors.enabled": "true"} if index == "deletion-vectors"
+                  else {"bucket": "-1"})}
+    model: dict[tuple[int, str], str] = {}
+    for commit in range(3):
+        ids = range(commit * 5, commit * 5 + 10)  # each commit upserts half of the previous one's keys
+        data = pa.table({"id": list(ids), "p": [f"p{i % 2}" for i in ids], "v": [f"v{commit}-{i}" for i in ids]},
+                        schema=schema)
+        core_write(path, data, options)
+        model.update({(i, f"p{i % 2}"): f"v{commit}-{i}" for i in ids})
+    manifests = list((Path(path) / "manifest").iterdir())
+    kinds = {m.name.split("-")[0] + ("-list" if "-list-" in m.name else "") for m in manifests}
+    assert kinds == {"manifest", "manifest-list", "index"}  # index: the index manifests
+    assert {sniff_format(m.read_bytes()) for m in manifests} == {mfmt}
+    assert list((Path(path) / "index").iterdir())
+
+    def expected() -> list[tuple]:
+        return sorted((i, p, v) for (i, p), v in model.items())
+
+    def as_rows(t: pa.Table) -> list[tuple]:
+        return sorted((r["id"], r["p"], r["v"]) for r in t.to_pylist())
+
+    assert as_rows(java_oracle.read(path)) == expected()
+    if index == "deletion-vectors":  # Java's writer restores our vectors for its lookup compaction
+        java_oracle.exec(path, pk_writes([[("+I", 0, "p0", "java-0"), ("+I", 100, "p0", "java-100")]], {},
+                                         str(tmp_path / "io"), partition=["p"]))
+    else:  # through Java's dynamic bucket assigner, which restores our hash index
+        java_oracle.write(path, pa.table({"id": [0, 100], "p": ["p0", "p0"], "v": ["java-0", "java-100"]},
+                                         schema=schema))
+    model.update({(0, "p0"): "java-0", (100, "p0"): "java-100"})
+    assert {sniff_format(m.read_bytes()) for m in (Path(path) / "manifest").iterdir()} == {mfmt}
+    assert as_rows(paimon_ds.Table.load(path).to_arrow()) == expected()
+    assert as_rows(java_oracle.read(path)) == expected()
 
 
 def test_orc_refuses_pre_epoch_fractions(table_path):
