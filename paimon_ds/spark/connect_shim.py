@@ -39,13 +39,24 @@ SHIPPED_MODULE = "_paimon_ds_shipped"
 
 
 def _boot(zip_name: str, zip_bytes: bytes) -> None:
-    """Put the package zip on this process's sys.path (written once per machine, named by its hash)."""
-    folder = os.path.join(tempfile.gettempdir(), "paimon_ds_shipped")
+    """Put the package zip on this process's sys.path: written once per machine and user, into a folder only
+    this user can write, and reused only if its bytes hash to the name (``paimon_ds_<sha256[:16]>.zip``)."""
+    import hashlib
+    uid = getattr(os, "getuid", lambda: 0)()
+    folder = os.path.join(tempfile.gettempdir(), f"paimon_ds_shipped_{uid}")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    info = os.stat(folder)
+    if info.st_uid != uid or info.st_mode & 0o022:  # someone else's, or writable by others: not trusted
+        folder = tempfile.mkdtemp(prefix="paimon_ds_shipped_")
     path = os.path.join(folder, zip_name)
     if path in sys.path:
         return
-    if not os.path.exists(path):
-        os.makedirs(folder, exist_ok=True)
+    digest = zip_name.rsplit("_", 1)[-1].split(".", 1)[0]
+
+    def intact() -> bool:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest().startswith(digest)
+    if not (os.path.exists(path) and intact()):
         partial = f"{path}.{os.getpid()}.tmp"
         with open(partial, "wb") as f:
             f.write(zip_bytes)

@@ -210,3 +210,26 @@ def test_pyarrow_avro_codecs_agree_with_fastavros_own(codec, monkeypatch):
     written_by_fastavro = io.BytesIO()
     fastavro.writer(written_by_fastavro, schema, records, codec=codec, sync_interval=4000)
     assert list(_read_py.reader(io.BytesIO(written_by_fastavro.getvalue()))) == records  # ours reads compiled
+
+
+def test_boot_trusts_no_zip_whose_bytes_do_not_match_its_name(tmp_path, monkeypatch):
+    """A zip already in the shipped folder is used only if its bytes hash to its name; a folder that others
+    can write to is not used at all."""
+    import os
+    import tempfile
+
+    from paimon_ds.spark import connect_shim
+    from paimon_ds.spark.connect import artifact_zip
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    shipped = artifact_zip()
+    folder = tmp_path / f"paimon_ds_shipped_{os.getuid()}"
+    folder.mkdir(mode=0o700)
+    (folder / shipped.name).write_bytes(b"planted")
+    connect_shim._boot(shipped.name, shipped.read_bytes())
+    assert (folder / shipped.name).read_bytes() == shipped.read_bytes()
+    assert sys.path[0] == str(folder / shipped.name)
+
+    folder.chmod(0o777)  # writable by anyone: a private folder of its own is made instead
+    connect_shim._boot(shipped.name, shipped.read_bytes())
+    assert Path(sys.path[0]).parent != folder and Path(sys.path[0]).read_bytes() == shipped.read_bytes()
