@@ -172,6 +172,7 @@ def test_expire_and_orphan_removal_keep_every_referenced_external_file(pypaimon_
 
     # an orphan in a bucket directory of an external root, and a foreign file beside the table's layout
     orphan = e0 / "p=a" / "bucket-0" / "data-orphan-0.parquet"
+    orphan.parent.mkdir(parents=True, exist_ok=True)  # round-robin starts at a random root: e0 may have no p=a yet
     orphan.write_bytes(b"x")
     foreign = e1 / "other.parquet"
     foreign.write_bytes(b"y")
