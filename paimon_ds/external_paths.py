@@ -20,7 +20,7 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from .options import OptionError, parse_external_strategy, parse_external_weights, parse_list
+from .options import OptionError
 
 if TYPE_CHECKING:
     from .table import Table
@@ -41,12 +41,12 @@ def path_string(uri: str) -> str:
 
 def external_roots(table: Table) -> list[str]:
     """The roots new data files go under; empty when the table writes in its own directory."""
-    raw = table.options.raw
-    given = parse_list(raw.get(PATHS, ""))
-    strategy = parse_external_strategy(raw.get(STRATEGY, "none"))
+    opts = table.options
+    given = opts.get(PATHS) or []
+    strategy = opts.get(STRATEGY)
     if not given or strategy == "none":
         return []
-    specific = raw.get(SPECIFIC_FS)
+    specific = opts.get(SPECIFIC_FS)
     if strategy == "specific-fs" and not specific:
         raise OptionError(f"'{SPECIFIC_FS}' must name a scheme when '{STRATEGY}' is specific-fs")
     roots = []
@@ -57,7 +57,7 @@ def external_roots(table: Table) -> list[str]:
         if strategy != "specific-fs" or scheme.lower() == str(specific).strip().lower():
             roots.append(path_string(root))
     if not roots:
-        raise OptionError(f"no external path of '{PATHS}' = {raw.get(PATHS)!r} is on {specific!r} "
+        raise OptionError(f"no external path of '{PATHS}' = {opts.raw.get(PATHS)!r} is on {specific!r} "
                           f"('{SPECIFIC_FS}')")
     return roots
 
@@ -66,13 +66,13 @@ class ExternalPathProvider:
     """Picks the location of each new data file of one bucket (Paimon's ExternalPathProvider)."""
 
     def __init__(self, table: Table, roots: list[str], bucket_rel: str) -> None:
-        raw = table.options.raw
         self.roots = roots
         self.bucket_rel = bucket_rel.strip("/")
-        self.strategy = parse_external_strategy(raw.get(STRATEGY, "none"))
+        self.strategy = table.options.get(STRATEGY)
+        weights = table.options.get(WEIGHTS)
         self.weights: list[int] | None = None
-        if self.strategy == "weight-robin" and len(roots) >= 2 and raw.get(WEIGHTS):
-            self.weights = parse_external_weights(raw[WEIGHTS])
+        if self.strategy == "weight-robin" and len(roots) >= 2 and weights:
+            self.weights = weights
             if len(self.weights) != len(roots):
                 raise OptionError(f"'{WEIGHTS}' gives {len(self.weights)} weights for {len(roots)} external paths")
         # round-robin starts at a random root, so that many writers do not all begin on the first
@@ -84,11 +84,9 @@ class ExternalPathProvider:
         else:
             self.position = (self.position + 1) % len(self.roots)
             root = self.roots[self.position]
-        rel = f"{self.bucket_rel}/{file_name}" if self.bucket_rel else file_name
-        if self.strategy == "entropy-inject":
-            # hash directories spread files over an object store's key prefixes
-            hashed = f"{entropy_dirs(file_name)}/{file_name}"
-            rel = f"{self.bucket_rel}/{hashed}" if self.bucket_rel else hashed
+        # entropy-inject: hash directories spread files over an object store's key prefixes
+        name = f"{entropy_dirs(file_name)}/{file_name}" if self.strategy == "entropy-inject" else file_name
+        rel = f"{self.bucket_rel}/{name}" if self.bucket_rel else name
         return f"{root.rstrip('/')}/{rel}"
 
 

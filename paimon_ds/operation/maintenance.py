@@ -15,7 +15,7 @@ from ..fs import is_uri
 from ..index.hash_index import INDEX_DIR
 from ..index.manifest import IndexManifestFile
 from ..manifest.meta import FileKind, ManifestEntry
-from ..options import parse_duration_ms, parse_list
+from ..options import parse_duration_ms
 from ..snapshot import Snapshot, SnapshotNotFound
 from .commit import live_entries
 from .scan import TableScan
@@ -247,7 +247,7 @@ def _external_orphans(table: Table, used: _References, before_ms: int) -> list[s
     root of `data-file.external-paths`, as Paimon's orphan clean lists them; by full location. Only the
     table's layout is looked at: a root may hold other tables' files or anything else beside them."""
     from ..external_paths import path_string
-    roots = parse_list(table.options.raw.get("data-file.external-paths", ""))
+    roots = table.options.get("data-file.external-paths") or []
     if not roots:
         return []
     depth = len(table.schema.partition_keys)
