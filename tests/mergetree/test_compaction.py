@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 import paimon_ds
@@ -483,3 +484,69 @@ def test_low_triggers_bound_the_runs_of_every_bucket(table_path):
         levels_seen |= {level for s in shapes.values() for level, _ in s}
         assert read_rows(table_path) == model.expected(), f"commit {commit}"
     assert levels_seen >= {0, 2}  # num-levels 3: level-0 runs and compacted top-level runs
+
+
+def stream_batch(path: str, data: pa.Table, options: dict[str, str], tasks: int = 2) -> list:
+    """One micro-batch as a stream writes it: ``tasks`` writers share every bucket (no compaction)."""
+    table = Table.for_write(path, SCHEMA, options)
+    restore = BucketRestore.from_table(table)
+    messages = []
+    for slot in range(tasks):
+        write = table.new_write(restore=restore, stride=tasks, slot=slot)
+        write.write_arrow(data.filter(pc.equal(pc.bit_wise_and(data["id"], tasks - 1), slot)))
+        messages += write.prepare_commit()
+    return messages
+
+
+def test_stream_restart_compacts_the_backlog_a_dead_driver_left(table_path, monkeypatch):
+    """A driver killed between a batch's data commit and its compaction leaves the runs uncompacted. The next
+    process compacts that backlog (as the dead batch's compaction) before its own batch lands, so no snapshot
+    holds more than stop-trigger runs, and each (commitUser, commitIdentifier) still names one snapshot."""
+    from paimon_ds.operation import stream_commit
+    from paimon_ds.operation.stream_commit import StreamCommit
+    options = {**PK_OPTIONS, "num-sorted-run.compaction-trigger": "3"}  # stop-trigger 6
+    rng = np.random.default_rng(19)
+    model = Model()
+
+    def new_process() -> None:  # what this process remembers dies with it
+        monkeypatch.setattr(stream_commit, "_backlog_checked", set(), raising=False)
+
+    def max_runs() -> int:
+        return max(len(rs) for rs in bucket_runs(table_path).values())
+
+    batch_id = 0
+    for _ in range(3):  # a healthy stream: every batch compacted after its data commit
+        data = batch(rng, batch_id, 400)
+        StreamCommit(Table.load(table_path) if batch_id else Table.for_write(table_path, SCHEMA, options),
+                     "query").commit(stream_batch(table_path, data, options), batch_id)
+        model.apply(data)
+        batch_id += 1
+        assert max_runs() <= 6
+    new_process()
+    crashed = batch_id  # the driver dies after this batch's data commit (4 tasks): its compaction never runs
+    data = batch(rng, batch_id, 400)
+    Table.load(table_path).new_commit("query").commit(stream_batch(table_path, data, options, tasks=4), batch_id)
+    model.apply(data)
+    batch_id += 1
+    backlog = max_runs()
+    assert backlog + 2 > 6  # the next batch's two level-0 runs would go above the stop trigger
+    before = Table.load(table_path).snapshot_manager.latest_id()
+    new_process()  # the restarted query
+    for _ in range(3):
+        data = batch(rng, batch_id, 400)
+        StreamCommit(Table.load(table_path), "query").commit(stream_batch(table_path, data, options), batch_id)
+        model.apply(data)
+        batch_id += 1
+    table = Table.load(table_path)
+    for s in snapshots(table_path):
+        groups: dict[tuple[bytes, int], list[DataFileMeta]] = defaultdict(list)
+        for e in table.new_scan().read_entries(s):
+            groups[(e.partition, e.bucket)].append(e.file)
+        assert max(len(sorted_runs(fs)) for fs in groups.values()) <= 6, f"snapshot {s.id}"
+    after = snapshots(table_path)[before:]
+    assert [(s.commit_kind, s.commit_user, s.commit_identifier) for s in after][:3] == [
+        ("COMPACT", "query-compact", crashed), ("APPEND", "query", crashed + 1),
+        ("COMPACT", "query-compact", crashed + 1)]
+    pairs = [(s.commit_user, s.commit_identifier) for s in snapshots(table_path)]
+    assert len(pairs) == len(set(pairs))
+    assert read_rows(table_path) == model.expected()
