@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import threading
 from pathlib import Path
 
 import pyarrow as pa
@@ -35,6 +40,81 @@ def table_path(tmp_path) -> str:
     return str(path)
 
 
+def oracle_env() -> dict[str, str]:
+    env = dict(os.environ, ORACLES_DIR=str(ORACLES_DIR))
+    # the Java oracle takes Hadoop's jars from the pyspark that `python3` on PATH imports
+    env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
+    return env
+
+
+class OracleServer:
+    """One `oracle.sh IMPL serve` process answering many commands: the Java bridge's JVM starts once per
+    test run instead of once per read (seconds each). Started on first use; a server that dies or hangs
+    is replaced on the next command."""
+
+    def __init__(self, impl: str) -> None:
+        self.impl = impl
+        self.proc: subprocess.Popen | None = None
+        self.answers: queue.Queue = queue.Queue()
+        self.lock = threading.Lock()
+        self.log = Path(tempfile.mkdtemp(prefix=f"oracle-{impl}-")) / "server.log"
+
+    def _start(self) -> subprocess.Popen:
+        proc = subprocess.Popen(["bash", str(ROOT / "tests/oracles/oracle.sh"), self.impl, "serve", "-"],
+                                env=oracle_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=self.log.open("ab"), text=True, start_new_session=True)
+        answers: queue.Queue = queue.Queue()
+
+        def read_answers() -> None:
+            for line in proc.stdout:
+                answers.put(json.loads(line))
+            answers.put(None)  # the server is gone
+        threading.Thread(target=read_answers, daemon=True).start()
+        self.proc, self.answers = proc, answers
+        return proc
+
+    def run(self, args: list[str], timeout: float = 600) -> tuple[int, str, str]:
+        """(exit code, stdout, error) of one command."""
+        with self.lock:
+            proc = self.proc if self.proc is not None and self.proc.poll() is None else self._start()
+            proc.stdin.write(json.dumps(args) + "\n")
+            proc.stdin.flush()
+            try:
+                answer = self.answers.get(timeout=timeout)
+            except queue.Empty:
+                answer = None
+            if answer is None:
+                self.stop()
+                log = self.log.read_text(errors="replace")[-4000:]
+                return 1, "", f"oracle server {self.impl} died or hung on {args[0]}; its log:\n{log}"
+            return answer["code"], answer["out"], answer["error"] or ""
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+            self.proc = None
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.log.parent, ignore_errors=True)
+
+
+# The Java oracle's commands go to one server per test run (see the session fixture below); pypaimon's
+# start in well under a second and keep running one process each.
+ORACLE_SERVERS = {"java": OracleServer("java")}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def stop_oracle_servers():
+    yield
+    for server in ORACLE_SERVERS.values():
+        server.close()
+
+
 class Oracle:
     """Runs tests/oracles/oracle.sh: pypaimon 2.1 or Apache Paimon 0.9 (Java) on a table."""
 
@@ -43,11 +123,14 @@ class Oracle:
         self.workdir = workdir
 
     def _run(self, *args: str) -> str:
-        env = dict(os.environ, ORACLES_DIR=str(ORACLES_DIR))
-        # the Java oracle takes Hadoop's jars from the pyspark that `python3` on PATH imports
-        env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
+        server = ORACLE_SERVERS.get(self.impl)
+        if server is not None:
+            code, out, error = server.run(list(args))
+            if code != 0:
+                raise AssertionError(f"oracle {self.impl} {args[0]} failed:\n{out}\n{error[-4000:]}")
+            return out
         proc = subprocess.run(["bash", str(ROOT / "tests/oracles/oracle.sh"), self.impl, *args],
-                              env=env, capture_output=True, text=True, timeout=600)
+                              env=oracle_env(), capture_output=True, text=True, timeout=600)
         if proc.returncode != 0:
             raise AssertionError(f"oracle {self.impl} {args[0]} failed:\n{proc.stdout}\n{proc.stderr[-4000:]}")
         return proc.stdout

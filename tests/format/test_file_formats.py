@@ -27,11 +27,10 @@ import pyarrow.orc as po
 import pyarrow.parquet as pq
 import pytest
 from interop import test_oracles as base
-from interop.test_oracles import (  # noqa: F401 - java_nested_types_classpath is an autouse fixture
+from interop.test_oracles import (
     ALL_TYPES,
     JAVA_TYPES,
     for_java,
-    java_nested_types_classpath,
     rows,
     spark_read,
     spark_write,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -159,19 +159,6 @@ def assert_same_rows(got: pa.Table, expected: pa.Table, who: str) -> None:
 
 
 # ------------------------------------------------------------------------------------------ helpers
-
-@pytest.fixture(scope="module", autouse=True)
-def java_nested_types_classpath() -> Iterator[None]:
-    """Java 0.9 turns ROW and MAP columns into Arrow through Arrow's StructVector, which needs netty-common;
-    oracle.sh puts only Hadoop's jars on the bridge's classpath (NoClassDefFoundError IntObjectHashMap).
-    The bridge appends `_PYPAIMON_JAVA_CLASSPATH`: give it pyspark's netty-common."""
-    import pyspark
-    jars = sorted((Path(pyspark.__file__).parent / "jars").glob("netty-common-*.jar"))
-    with pytest.MonkeyPatch.context() as mp:
-        if jars:
-            mp.setenv("_PYPAIMON_JAVA_CLASSPATH", str(jars[0]))
-        yield
-
 
 def spark_write(spark, path: str, data: pa.Table, options: dict[str, str], mode: str = "append") -> None:
     from pyspark.sql.pandas.types import from_arrow_schema
