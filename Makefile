@@ -24,7 +24,7 @@ demo: $(STAMP)
 	$(BIN)/python -m paimon_ds.demo
 
 test: $(STAMP) $(ORACLES)/.ready
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=15
 
 bench: $(STAMP)
 	$(BIN)/python -m pytest -q -m bench -s -p no:cacheprovider -o addopts=""
