@@ -48,10 +48,19 @@ ensure_avro_codecs()  # snappy and zstd Avro where fastavro runs without its com
 
 FORMATS = ("parquet", "orc", "avro")
 AVRO_ROOT_RECORD = "org.apache.paimon.avro.generated.record"
-_AVRO_CODECS = {"zstd": "zstandard", "zstandard": "zstandard", "deflate": "deflate", "snappy": "snappy",
-                "null": "null", "none": "null", "uncompressed": "null", "bzip2": "bzip2", "xz": "xz"}
-_ORC_CODECS = {"none": "uncompressed", "null": "uncompressed", "uncompressed": "uncompressed", "zstd": "zstd",
-               "zstandard": "zstd", "snappy": "snappy", "lz4": "lz4", "zlib": "zlib", "gzip": "zlib"}
+# Paimon's compression names as each writer library spells them
+_CODECS = {
+    "parquet": {"zstandard": "zstd", "null": "none", "uncompressed": "none", "deflate": "gzip", "zlib": "gzip"},
+    "orc": {"none": "uncompressed", "null": "uncompressed", "zstandard": "zstd", "gzip": "zlib", "deflate": "zlib"},
+    "avro": {"zstd": "zstandard", "none": "null", "uncompressed": "null", "deflate": "deflate",
+             "snappy": "snappy", "null": "null", "zstandard": "zstandard", "bzip2": "bzip2", "xz": "xz"},
+}
+
+
+def codec_for(fmt: str, compression: str) -> str:
+    """``compression`` (a Paimon name, any case) as pyarrow's parquet or ORC writer, or fastavro, names it."""
+    name = compression.lower()
+    return _CODECS[fmt].get(name, name)
 
 
 # ---------------------------------------------------------------------------------------------- options
@@ -505,19 +514,21 @@ class DataFileWriter:
         self._written = 0
         compression = compression.lower()
         if fmt == "parquet":
-            compression = "zstd" if compression in ("zstd", "zstandard") else compression
+            compression = codec_for("parquet", compression)
             self._writer: Any = pq.ParquetWriter(
                 sink, schema, compression=compression, compression_level=zstd_level if compression == "zstd" else None,
                 store_decimal_as_integer=True, write_statistics=True, use_dictionary=use_dictionary)
         elif fmt == "orc":
             import pyarrow.orc as po
-            self._writer = po.ORCWriter(sink, compression=_ORC_CODECS.get(compression, compression))
+            self._writer = po.ORCWriter(sink, compression=codec_for("orc", compression))
         elif fmt == "avro":
             import fastavro
             from fastavro.write import Writer
             self._record = avro_schema(schema)[1]
             self._avro = fastavro.parse_schema(copy.deepcopy(avro_schema(schema)))
-            codec = _AVRO_CODECS.get(compression, "snappy")  # Paimon's Avro: zstd, else its `codec` (snappy)
+            codec = codec_for("avro", compression)
+            if codec not in _CODECS["avro"].values():
+                codec = "snappy"  # Paimon's Avro: zstd, else its `codec` (snappy)
             self._writer = Writer(sink, self._avro, codec=codec,
                                   compression_level=zstd_level if codec == "zstandard" else None)
         else:

@@ -84,18 +84,14 @@ MANIFEST_FILE_META_SCHEMA = fastavro.parse_schema({"type": "record", "name": _NS
     _opt("_MAX_ROW_ID", "long"),
 ]})
 
-_CODECS = {"zstd": "zstandard", "zstandard": "zstandard", "deflate": "deflate", "snappy": "snappy",
-           "null": "null", "none": "null"}
-# `manifest.compression` for parquet and ORC manifests (Paimon's names -> pyarrow's)
-_COLUMNAR_CODECS = {"zstd": "zstd", "zstandard": "zstd", "snappy": "snappy", "lz4": "lz4", "gzip": "gzip",
-                    "deflate": "zlib", "zlib": "zlib", "null": "none", "none": "none", "uncompressed": "none"}
 # Fields that are TINYINT in Paimon's row types (Avro has no byte type and stores them as int)
 _TINYINT_FIELDS = {"_KIND", "_FILE_SOURCE"}
 
 
 def avro_bytes(schema: Any, records: Iterable[dict[str, Any]], compression: str) -> bytes:
     buf = io.BytesIO()
-    fastavro.writer(buf, schema, records, codec=_CODECS.get(compression.lower(), compression))
+    from ..format.data_file import codec_for
+    fastavro.writer(buf, schema, records, codec=codec_for("avro", compression))
     return buf.getvalue()
 
 
@@ -127,13 +123,14 @@ def manifest_bytes(schema: Any, records: Iterable[dict[str, Any]], compression: 
         return avro_bytes(schema, records, compression)
     arrow_schema = pa.schema([_arrow_field(f["name"], f["type"]) for f in schema["fields"]])
     table = pa.Table.from_pylist(list(records), schema=arrow_schema)
-    codec = _COLUMNAR_CODECS.get(compression.lower(), compression)
+    from ..format.data_file import codec_for
+    codec = codec_for(file_format, compression)
     sink = pa.BufferOutputStream()
     if file_format == "parquet":
         pq.write_table(table, sink, compression=codec)
     else:
         import pyarrow.orc as po
-        po.write_table(table, sink, compression="uncompressed" if codec == "none" else codec)
+        po.write_table(table, sink, compression=codec)
     return sink.getvalue().to_pybytes()
 
 

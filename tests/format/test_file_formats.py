@@ -130,18 +130,47 @@ def test_codecs_are_paimons():
     its `codec` option's default, snappy (which Java 0.9's oracle cannot write: its shaded Avro lacks
     snappy-java, "Unrecognized codec: snappy", so snappy Avro is checked on our own files)."""
     data = rows_for("orc", range(10))
-    for fmt, codec, expected in (("orc", "zstd", "ZSTD"), ("orc", "lz4", "LZ4"), ("avro", "zstd", "zstandard"),
-                                 ("avro", "lz4", "snappy"), ("avro", "snappy", "snappy")):
+    for fmt, codec, expected in (("orc", "zstd", "ZSTD"), ("orc", "lz4", "LZ4"), ("orc", "GZIP", "ZLIB"),
+                                 ("orc", "none", "UNCOMPRESSED"), ("avro", "zstd", "zstandard"),
+                                 ("avro", "lz4", "snappy"), ("avro", "snappy", "snappy"), ("avro", "none", "null"),
+                                 ("parquet", "zstandard", "ZSTD"), ("parquet", "deflate", "GZIP"),
+                                 ("parquet", "uncompressed", "UNCOMPRESSED")):
         buf = io.BytesIO()
         w = DataFileWriter(buf, data.schema, fmt, codec)
         w.write(data)
         w.close()
         buf.seek(0)
-        assert (po.ORCFile(buf).compression if fmt == "orc" else fastavro.reader(buf).codec) == expected
+        assert file_codec(buf, fmt) == expected, (fmt, codec)
         buf.seek(0)
         r = open_data_file(buf, f"data-x-0.{fmt}")
         assert pa.Table.from_batches(list(r.iter_batches(r.names, 100))).cast(data.schema).to_pylist() == \
             data.to_pylist()
+
+
+def file_codec(buf: io.BytesIO, fmt: str) -> str:
+    codec = {"orc": lambda: po.ORCFile(buf).compression, "avro": lambda: fastavro.reader(buf).codec,
+             "parquet": lambda: pq.ParquetFile(buf).metadata.row_group(0).column(0).compression}[fmt]()
+    buf.seek(0)
+    return codec
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "orc", "avro"])
+def test_manifests_take_every_compression_name_paimon_has(fmt):
+    """`manifest.compression` with Paimon's names (any case) in each `manifest.format`: written in the codec
+    the name means there, and read back."""
+    from paimon_ds.manifest.files import MANIFEST_FILE_META_SCHEMA, manifest_bytes, read_avro
+    record = {"_VERSION": 2, "_FILE_NAME": "manifest-x-0", "_FILE_SIZE": 10, "_NUM_ADDED_FILES": 1,
+              "_NUM_DELETED_FILES": 0, "_SCHEMA_ID": 0,
+              "_PARTITION_STATS": {"_MIN_VALUES": b"", "_MAX_VALUES": b"", "_NULL_COUNTS": None}}
+    expected = {"parquet": {"zstd": "ZSTD", "gzip": "GZIP", "deflate": "GZIP", "snappy": "SNAPPY",
+                            "none": "UNCOMPRESSED"},
+                "orc": {"zstd": "ZSTD", "gzip": "ZLIB", "deflate": "ZLIB", "snappy": "SNAPPY", "none": "UNCOMPRESSED"},
+                "avro": {"zstd": "zstandard", "deflate": "deflate", "snappy": "snappy", "none": "null"}}[fmt]
+    for name, codec in expected.items():
+        data = manifest_bytes(MANIFEST_FILE_META_SCHEMA, [record], name.upper(), fmt)
+        assert file_codec(io.BytesIO(data), fmt) == codec, name
+        got = read_avro(data)
+        assert {k: got[0][k] for k in record} == record, name
 
 
 def test_format_by_name_and_level():
