@@ -188,14 +188,14 @@ def run_crash_scenario(tmp_path: Path, files: int, per_file: int, kills: int, se
 
 
 def test_streaming_exactly_once_across_driver_kills(tmp_path, java_oracle, pypaimon_oracle):
-    progress = run_crash_scenario(tmp_path, files=16, per_file=60, kills=3, seed=7,
+    progress = run_crash_scenario(tmp_path, files=16, per_file=60, kills=2, seed=7,
                                   java_oracle=java_oracle, pypaimon_oracle=pypaimon_oracle)
     print(f"append-table data snapshots after each kill: {progress}")
 
 
 def test_streaming_exactly_once_across_driver_kills_on_s3(tmp_path, s3_server, java_oracle, pypaimon_oracle):
     """The same on the S3 test server: tables on S3 (conditional-PUT commits), checkpoints on local disk."""
-    progress = run_crash_scenario(tmp_path, files=10, per_file=60, kills=3, seed=13, java_oracle=java_oracle,
+    progress = run_crash_scenario(tmp_path, files=10, per_file=60, kills=2, seed=13, java_oracle=java_oracle,
                                   pypaimon_oracle=pypaimon_oracle, s3=s3_server)
     print(f"append-table data snapshots after each kill (S3): {progress}")
 
