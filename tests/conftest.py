@@ -40,6 +40,10 @@ def table_path(tmp_path) -> str:
     return str(path)
 
 
+def oracle_command(impl: str, *args: str) -> list[str]:
+    return ["bash", str(ROOT / "tests/oracles/oracle.sh"), impl, *args]
+
+
 def oracle_env() -> dict[str, str]:
     env = dict(os.environ, ORACLES_DIR=str(ORACLES_DIR))
     # the Java oracle takes Hadoop's jars from the pyspark that `python3` on PATH imports
@@ -55,14 +59,16 @@ class OracleServer:
     def __init__(self, impl: str) -> None:
         self.impl = impl
         self.proc: subprocess.Popen | None = None
-        self.answers: queue.Queue = queue.Queue()
+        self.answers: queue.Queue | None = None  # the running server's answers
         self.lock = threading.Lock()
-        self.log = Path(tempfile.mkdtemp(prefix=f"oracle-{impl}-")) / "server.log"
+        self.log: Path | None = None
 
     def _start(self) -> subprocess.Popen:
-        proc = subprocess.Popen(["bash", str(ROOT / "tests/oracles/oracle.sh"), self.impl, "serve", "-"],
-                                env=oracle_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=self.log.open("ab"), text=True, start_new_session=True)
+        self.log = self.log or Path(tempfile.mkdtemp(prefix=f"oracle-{self.impl}-")) / "server.log"
+        with self.log.open("ab") as log:
+            proc = subprocess.Popen(oracle_command(self.impl, "serve", "-"), env=oracle_env(),
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
+                                    start_new_session=True)
         answers: queue.Queue = queue.Queue()
 
         def read_answers() -> None:
@@ -100,7 +106,8 @@ class OracleServer:
 
     def close(self) -> None:
         self.stop()
-        shutil.rmtree(self.log.parent, ignore_errors=True)
+        if self.log is not None:
+            shutil.rmtree(self.log.parent, ignore_errors=True)
 
 
 # The Java oracle's commands go to one server per test run (see the session fixture below); pypaimon's
@@ -129,8 +136,8 @@ class Oracle:
             if code != 0:
                 raise AssertionError(f"oracle {self.impl} {args[0]} failed:\n{out}\n{error[-4000:]}")
             return out
-        proc = subprocess.run(["bash", str(ROOT / "tests/oracles/oracle.sh"), self.impl, *args],
-                              env=oracle_env(), capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(oracle_command(self.impl, *args), env=oracle_env(), capture_output=True, text=True,
+                              timeout=600)
         if proc.returncode != 0:
             raise AssertionError(f"oracle {self.impl} {args[0]} failed:\n{proc.stdout}\n{proc.stderr[-4000:]}")
         return proc.stdout

@@ -526,9 +526,8 @@ class DataFileWriter:
             from fastavro.write import Writer
             self._record = avro_schema(schema)[1]
             self._avro = fastavro.parse_schema(copy.deepcopy(avro_schema(schema)))
-            codec = codec_for("avro", compression)
-            if codec not in _CODECS["avro"].values():
-                codec = "snappy"  # Paimon's Avro: zstd, else its `codec` (snappy)
+            # Paimon's Avro: zstd, else its `codec` option's default (snappy)
+            codec = codec_for("avro", compression) if compression in _CODECS["avro"] else "snappy"
             self._writer = Writer(sink, self._avro, codec=codec,
                                   compression_level=zstd_level if codec == "zstandard" else None)
         else:
