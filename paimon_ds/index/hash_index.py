@@ -4,9 +4,11 @@ A HASH index file lists the hash of every key a dynamic bucket holds: 32-bit int
 back to back, nothing else (Paimon's HashIndexFile over IntFileUtils; a reader stops at the end
 of the file). The hash is the trimmed primary key's BinaryRow hashCode (see bucket_assigner).
 
-HashIndexMaintainer is Paimon's class of the same name: a bucket's writer starts from the bucket's
-index file in its base snapshot, adds the hash of every record it writes (deletes too), and at
-commit writes a new full file only if some hash was new; the commit replaces the old file with it.
+HashIndexMaintainer follows Paimon's class of the same name: a bucket's writer records the hash of every
+record it writes (deletes too), and at commit hands over the hashes its bucket's index file in the base
+snapshot lacks. Writers write no index file: the committer merges every writer's new hashes into the
+bucket's current file (merge_hashes), so several writers of one bucket, and commits that raced, end with
+one full file per bucket, as Paimon's readers and writers expect.
 """
 
 from __future__ import annotations
@@ -59,15 +61,13 @@ def read_hash_index(io: FileIO, table_root: str, file: IndexFileMeta | str) -> n
 
 
 class HashIndexMaintainer:
-    """The hash index of one (partition, bucket) while a writer adds records to it."""
+    """The keys one writer adds to one bucket of a dynamic-bucket table."""
 
-    def __init__(self, table: Table, base: IndexFileMeta | None, namer: IndexFileNamer) -> None:
+    def __init__(self, table: Table, base: IndexFileMeta | None) -> None:
         self.table = table
         self.base = base  # the bucket's index file in the writer's base snapshot (None: no index yet)
-        self.namer = namer
         self._pending: list[np.ndarray] = []
         self._pending_rows = 0
-        self.written: list[str] = []  # paths of index files this maintainer wrote
 
     def notify(self, key_hashes: np.ndarray) -> None:
         """Record the keys of rows written to the bucket (any row kind, as Paimon's notifyNewRecord)."""
@@ -76,26 +76,34 @@ class HashIndexMaintainer:
         self._pending.append(np.asarray(key_hashes, dtype=np.int32))
         self._pending_rows += len(key_hashes)
         if self._pending_rows > _PENDING_LIMIT:
-            self._pending = [np.unique(np.concatenate(self._pending))]
+            self._pending = [unique_sorted(np.concatenate(self._pending))]
             self._pending_rows = len(self._pending[0])
 
-    def prepare_commit(self) -> tuple[IndexFileMeta | None, IndexFileMeta | None]:
-        """(new index file, the file it replaces): a new full file only if some key was new, else (None, None)."""
+    def new_hashes(self) -> np.ndarray:
+        """The recorded hashes the base file lacks (sorted, unique); empty if every key was indexed."""
         if not self._pending:
-            return None, None
-        pending = np.unique(np.concatenate(self._pending))
+            return np.empty(0, np.int32)
+        pending = unique_sorted(np.concatenate(self._pending))
         self._pending, self._pending_rows = [], 0
-        old = (np.unique(read_hash_index(self.table.io, self.table.root, self.base))
-               if self.base is not None else np.empty(0, np.int32))
-        if len(old) and np.isin(pending, old, assume_unique=True).all():
-            return None, None  # every key was in the index already: Paimon writes no new file
-        merged = np.union1d(old, pending).astype(np.int32)
-        new = write_hash_index(self.table.io, self.table.root, merged, self.namer)
-        self.written.append(index_path(self.table.root, new.file_name))
-        replaced, self.base = self.base, new
-        return new, replaced
+        if self.base is None or len(pending) == 0:
+            return pending
+        old = read_hash_index(self.table.io, self.table.root, self.base)
+        return pending[~np.isin(pending, old)]
 
-    def abort(self) -> None:
-        for path in self.written:
-            self.table.io.delete_quietly(path)
-        self.written = []
+
+def unique_sorted(values: np.ndarray) -> np.ndarray:
+    """np.unique by sort-then-mask (numpy 2.x's np.unique takes a hash path that is much slower on ints)."""
+    out = np.sort(values)
+    if len(out) > 1:
+        out = out[np.concatenate(([True], out[1:] != out[:-1]))]
+    return out
+
+
+def merge_hashes(io: FileIO, table_root: str, base: IndexFileMeta | None, added: np.ndarray,
+                 namer: IndexFileNamer) -> IndexFileMeta | None:
+    """A new full index file of ``base``'s hashes and ``added``; None if every added hash is in ``base``."""
+    old = read_hash_index(io, table_root, base) if base is not None else np.empty(0, np.int32)
+    fresh = added[~np.isin(added, old)] if len(old) else added
+    if len(fresh) == 0 and base is not None:
+        return None
+    return write_hash_index(io, table_root, unique_sorted(np.concatenate([old, fresh])), namer)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..index.hash_index import IndexFileNamer, index_path, read_hash_index, write_hash_index
+from ..index.hash_index import IndexFileNamer, index_path, merge_hashes, read_hash_index, unique_sorted
 from ..index.manifest import HASH_INDEX, IndexFileMeta, IndexManifestEntry, IndexManifestFile, combine
 from ..manifest.files import ManifestFile, ManifestList
 from ..manifest.meta import FileKind, ManifestEntry, ManifestFileMeta
@@ -71,8 +71,9 @@ class TableCommit:
                                           opts.get("manifest.target-file-size"), manifest_format)
         self.manifest_list = ManifestList(self.io, table.root, compression, manifest_format)
         self.index_manifest_file = IndexManifestFile(self.io, table.root, compression, manifest_format)
-        self._merged_index_files: list[str] = []  # hash index files merged from several writers' (see below)
-        self._superseded_index_files: list[str] = []
+        # hash index files this commit wrote, by (partition, bucket, file they extend): reused by a retry that
+        # finds the same file, deleted unless the snapshot that landed references them
+        self._written_index: dict[tuple[bytes, int, str | None], IndexFileMeta | None] = {}
 
     # ---------------------------------------------------------------- public
     def commit(self, messages: Sequence[CommitMessage], identifier: int = BATCH_COMMIT_IDENTIFIER,
@@ -86,19 +87,19 @@ class TableCommit:
         """
         adds = self._add_entries(messages)
         compact_adds, compact_deletes = self._compact_entries(messages)
-        index_changes = self._index_changes(messages)
-        if not adds and not compact_adds and not compact_deletes and not index_changes:
+        added_hashes = self._added_hashes(messages)
+        if not adds and not compact_adds and not compact_deletes and not added_hashes:
             self._ensure_schema()
             return None
         snapshot = None
-        if adds or index_changes:
+        if adds or added_hashes:
             guard = None
             if self.table.schema.primary_keys and base_snapshot_id is not None:
                 guard = (base_snapshot_id, _min_sequences(messages))
             changelog = [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
                          for m in messages for f in m.changelog_files]
             snapshot = self._commit(adds, "APPEND", identifier, overwrite=None, sequence_guard=guard,
-                                    changelog=changelog, index_changes=index_changes)
+                                    changelog=changelog, added_hashes=added_hashes, hash_base=base_snapshot_id)
         if compact_adds or compact_deletes:
             # as Paimon: new files land as APPEND, the compaction of the same commit as COMPACT (with the
             # deletion vectors it changed: they belong to the files it wrote)
@@ -149,7 +150,7 @@ class TableCommit:
                                  f"(files {outside[:3]}); nothing was committed")
         snapshot = self._commit(adds, "OVERWRITE", identifier,
                                 overwrite=partitions if partitions is not None else "all",
-                                index_changes=self._index_changes(messages))
+                                added_hashes=self._added_hashes(messages))
         return self._lift_first_row_level0(messages) or snapshot  # readers that skip level 0 see the new rows
 
     def replace_files(self, messages: Sequence[CommitMessage], file_names: Sequence[str],
@@ -217,34 +218,69 @@ class TableCommit:
                    for m in messages for f in m.compact_before]
         return adds, deletes
 
-    def _index_changes(self, messages: Sequence[CommitMessage]) -> list[IndexChange]:
-        """The hash index files the messages bring, one per bucket.
-
-        Several writers of one bucket in one commit (a write not clustered by bucket) each extended
-        the same base file: their files are merged into one here, as one writer would have written it.
-        """
-        by_bucket: dict[tuple[bytes, int], list[CommitMessage]] = {}
+    @staticmethod
+    def _added_hashes(messages: Sequence[CommitMessage]) -> dict[tuple[bytes, int], np.ndarray]:
+        """Per (partition, bucket), the key hashes its writers added to the hash index (several writers of one
+        bucket in one commit, when a write is not clustered by bucket, each bring their own)."""
+        if any(f.index_type == HASH_INDEX for m in messages for f in m.new_index_files):
+            raise ValueError("hash index changes travel as added_hashes, not as index files")
+        by_bucket: dict[tuple[bytes, int], list[np.ndarray]] = {}
         for m in messages:
-            if any(f.index_type == HASH_INDEX for f in m.new_index_files):  # DV files: see _dv_changes
-                by_bucket.setdefault((m.partition, m.bucket), []).append(m)
+            if m.added_hashes is not None and len(m.added_hashes):
+                by_bucket.setdefault((m.partition, m.bucket), []).append(m.added_hashes)
+        return {k: v[0] if len(v) == 1 else unique_sorted(np.concatenate(v)) for k, v in by_bucket.items()}
+
+    def _hash_index_changes(self, added: dict[tuple[bytes, int], np.ndarray], latest: Snapshot | None,
+                            base_id: int | None, overwrite: set[bytes] | Callable[[bytes], bool] | str | None,
+                            ) -> list[IndexChange]:
+        """Each bucket's new hash index file: its file at ``latest`` (none in an overwritten partition) with the
+        added hashes merged in. Refuses, as a conflict, a key that a commit made since the writers' base
+        snapshot ``base_id`` put in another bucket of the same partition: it would live in two buckets."""
+        if not added:
+            return []
+        latest_files = _hash_files(self.index_manifest_file, latest)
+
+        def replaced(partition: bytes) -> bool:
+            return overwrite == "all" or (overwrite is not None and (
+                overwrite(partition) if callable(overwrite) else partition in overwrite))
+
+        self._check_hash_conflicts(added, latest, latest_files, base_id, replaced)
         changes = []
-        for (partition, bucket), ms in by_bucket.items():
-            news = [f for m in ms for f in m.new_index_files]
-            if any(f.index_type != HASH_INDEX for f in news):
-                raise ValueError(f"paimon_ds commits hash indexes only, got {sorted({f.index_type for f in news})}")
-            bases = {tuple(f.file_name for f in m.deleted_index_files) for m in ms}
-            if len(bases) > 1:
-                raise CommitConflict(f"writers of bucket {bucket} started from different hash index files {bases}; "
-                                     "nothing was committed")
-            replaced = ms[0].deleted_index_files[0] if ms[0].deleted_index_files else None
-            new = news[0]
-            if len(news) > 1:
-                merged = np.unique(np.concatenate([read_hash_index(self.io, self.table.root, f) for f in news]))
-                new = write_hash_index(self.io, self.table.root, merged, IndexFileNamer())
-                self._merged_index_files.append(new.file_name)
-                self._superseded_index_files += [f.file_name for f in news]
-            changes.append(IndexChange(partition, bucket, new, replaced))
+        for (partition, bucket), hashes in added.items():
+            base = None if replaced(partition) else latest_files.get((partition, bucket))
+            key = (partition, bucket, base.file_name if base is not None else None)
+            if key not in self._written_index:
+                self._written_index[key] = merge_hashes(self.io, self.table.root, base, hashes, IndexFileNamer())
+            if self._written_index[key] is not None:
+                changes.append(IndexChange(partition, bucket, self._written_index[key], base))
         return changes
+
+    def _check_hash_conflicts(self, added: dict[tuple[bytes, int], np.ndarray], latest: Snapshot | None,
+                              latest_files: dict[tuple[bytes, int], IndexFileMeta], base_id: int | None,
+                              replaced: Callable[[bytes], bool]) -> None:
+        sm = self.table.snapshot_manager
+        base_files = _hash_files(self.index_manifest_file, sm.snapshot(base_id)) if base_id is not None else {}
+        for partition in {p for p, _ in added if not replaced(p)}:
+            now = {b: f.file_name for (p, b), f in latest_files.items() if p == partition}
+            then = {b: f.file_name for (p, b), f in base_files.items() if p == partition}
+            if now == then:
+                continue  # nobody changed the partition's index: the writers' view is still the table's
+            first = (base_id or 0) + 1
+            if latest is not None and any(sm.snapshot(i).commit_kind == "OVERWRITE"
+                                          for i in range(max(first, sm.earliest_id() or first), latest.id + 1)):
+                raise CommitConflict(f"an overwrite of {self.table.path} committed while this write ran rebuilt the "
+                                     "hash index of a partition it writes; nothing was committed. Retry the write")
+            for theirs_bucket, name in now.items():
+                if then.get(theirs_bucket) == name:
+                    continue
+                theirs = read_hash_index(self.io, self.table.root, latest_files[(partition, theirs_bucket)])
+                for (p, bucket), ours in added.items():
+                    if p == partition and bucket != theirs_bucket and np.isin(ours, theirs).any():
+                        raise CommitConflict(
+                            f"a commit to {self.table.path} since this write started put "
+                            f"{int(np.isin(ours, theirs).sum())} of the keys it adds to bucket {bucket} into bucket "
+                            f"{theirs_bucket} of the same partition; a key may live in one bucket only, so nothing "
+                            "was committed. Retry the write (one writer per dynamic-bucket partition at a time)")
 
     @staticmethod
     def _add_entries(messages: Sequence[CommitMessage]) -> list[ManifestEntry]:
@@ -275,26 +311,27 @@ class TableCommit:
                 fixed_deletes: list[ManifestEntry] | None = None,
                 sequence_guard: tuple[int, dict[tuple[bytes, int], int]] | None = None,
                 changelog: list[ManifestEntry] | None = None,
-                index_changes: list[IndexChange] | None = None,
+                added_hashes: dict[tuple[bytes, int], np.ndarray] | None = None, hash_base: int | None = None,
                 dv_changes: list[IndexManifestEntry] | None = None) -> Snapshot:
+        kept: set[str] = set()
         try:
             snapshot = self._commit_attempts(adds, kind, identifier, overwrite, fixed_deletes, sequence_guard,
-                                             changelog, index_changes or [], dv_changes or [])
-        except BaseException:
-            for name in self._merged_index_files:
-                self.io.delete_quietly(index_path(self.table.root, name))
-            self._merged_index_files, self._superseded_index_files = [], []
-            raise
-        for name in self._superseded_index_files:  # merged into one file that the snapshot references
-            self.io.delete_quietly(index_path(self.table.root, name))
-        self._merged_index_files, self._superseded_index_files = [], []
-        return snapshot
+                                             changelog, added_hashes or {}, hash_base, dv_changes or [])
+            if snapshot.index_manifest:
+                kept = {e.index_file.file_name for e in self.index_manifest_file.read(snapshot.index_manifest)}
+            return snapshot
+        finally:  # hash index files of attempts that did not land
+            for meta in self._written_index.values():
+                if meta is not None and meta.file_name not in kept:
+                    self.io.delete_quietly(index_path(self.table.root, meta.file_name))
+            self._written_index = {}
 
     def _commit_attempts(self, adds: list[ManifestEntry], kind: str, identifier: int,
                          overwrite: set[bytes] | Callable[[bytes], bool] | str | None,
                          fixed_deletes: list[ManifestEntry] | None,
                          sequence_guard: tuple[int, dict[tuple[bytes, int], int]] | None,
-                         changelog: list[ManifestEntry] | None, index_changes: list[IndexChange],
+                         changelog: list[ManifestEntry] | None,
+                         added_hashes: dict[tuple[bytes, int], np.ndarray], hash_base: int | None,
                          dv_changes: list[IndexManifestEntry] | None = None) -> Snapshot:
         self._ensure_schema()
         fixed_deletes = fixed_deletes or []
@@ -328,6 +365,7 @@ class TableCommit:
                     delete_metas = self.manifest_file.write(deletes)
                     attempt_files += [m.file_name for m in delete_metas]
                     this_delta += delete_metas
+                index_changes = self._hash_index_changes(added_hashes, latest, hash_base, overwrite)
                 index_manifest = self._index_manifest(latest, overwrite, index_changes, dv_changes)
                 if latest is None or index_manifest != latest.index_manifest:
                     if index_manifest is not None:
@@ -375,11 +413,8 @@ class TableCommit:
                         overwrite: set[bytes] | Callable[[bytes], bool] | str | None,
                         changes: list[IndexChange], dv_changes: list[IndexManifestEntry] | None = None) -> str | None:
         """The new snapshot's index manifest: the latest one, or (if this commit changes the index) a new
-        one with the latest entries minus the overwritten partitions' and the replaced, plus the new.
-
-        A bucket's index may only be replaced by a writer that started from the bucket's current file:
-        if another commit changed it since, the commit fails (its keys may sit in other buckets now).
-        """
+        one with the latest entries minus the overwritten partitions' and the replaced, plus the new
+        (``changes`` extend the latest snapshot's files, see _hash_index_changes)."""
         previous = latest.index_manifest if latest is not None else None
         dv_changes = dv_changes or []
         if not changes and not dv_changes and (overwrite is None or previous is None):
@@ -396,16 +431,6 @@ class TableCommit:
             deletes = [IndexManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.index_file) for e in entries
                        if overwrite == "all" or (overwrite(e.partition) if callable(overwrite)
                                                  else e.partition in overwrite)]
-        else:
-            current = {(e.partition, e.bucket): e.index_file.file_name for e in entries
-                       if e.index_file.index_type == HASH_INDEX}
-            for c in changes:
-                now = current.get((c.partition, c.bucket))
-                if now != (c.replaced.file_name if c.replaced else None):
-                    raise CommitConflict(
-                        f"another commit changed the hash index of bucket {c.bucket} of {self.table.path} "
-                        f"(now {now}, this write started from {c.replaced.file_name if c.replaced else 'none'}) "
-                        "while this write was running; nothing was committed. Retry the write")
         adds = [IndexManifestEntry(FileKind.ADD, c.partition, c.bucket, c.new) for c in changes]
         deletes += [e for e in dv_changes if e.kind == FileKind.DELETE]
         adds += [e for e in dv_changes if e.kind == FileKind.ADD]
@@ -460,3 +485,11 @@ def _min_sequences(messages: Sequence[CommitMessage]) -> dict[tuple[bytes, int],
             key = (m.partition, m.bucket)
             out[key] = min(out.get(key, f.min_sequence_number), f.min_sequence_number)
     return out
+
+
+def _hash_files(manifest: IndexManifestFile, snapshot: Snapshot | None) -> dict[tuple[bytes, int], IndexFileMeta]:
+    """(partition, bucket) -> HASH index file of a snapshot."""
+    if snapshot is None or not snapshot.index_manifest:
+        return {}
+    return {(e.partition, e.bucket): e.index_file for e in manifest.read(snapshot.index_manifest)
+            if e.index_file.index_type == HASH_INDEX}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..index.manifest import IndexFileMeta
 from ..manifest.meta import DataFileMeta
 
@@ -20,10 +22,13 @@ class CommitMessage:
     compact_after: list[DataFileMeta] = field(default_factory=list)
     # changelog files (changelog-producer=input): every input record, committed in the changelog manifest list
     changelog_files: list[DataFileMeta] = field(default_factory=list)
-    # dynamic-bucket tables (Paimon's IndexIncrement): the bucket's new hash index file, and the file of
-    # the writer's base snapshot it replaces (none if the bucket had no index there)
+    # deletion vectors (Paimon's IndexIncrement): the bucket's new deletion-vector index files, and the files
+    # of the writer's base snapshot they replace
     new_index_files: list[IndexFileMeta] = field(default_factory=list)
     deleted_index_files: list[IndexFileMeta] = field(default_factory=list)
+    # dynamic-bucket tables: hashes (sorted int32) of keys written to the bucket that its hash index file in
+    # the writer's base snapshot lacks; the commit merges them into the bucket's current index file
+    added_hashes: np.ndarray | None = None
 
     @property
     def directory_rel(self) -> str:

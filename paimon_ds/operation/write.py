@@ -23,8 +23,9 @@ from ..format.data_file import DataFileWriter, level_compression, level_format
 from ..format.partition import partition_path
 from ..format.stats import StatsCollector
 from ..index.bucket_assigner import BUCKET_COLUMN, DynamicBucketAssigner, is_dynamic_bucket, key_hashes
-from ..index.hash_index import HashIndexMaintainer, IndexFileNamer
+from ..index.hash_index import HashIndexMaintainer
 from ..index.manifest import IndexFileMeta
+from ..index.snapshot_assigner import SnapshotBucketAssigner
 from ..manifest.meta import DataFileMeta, FileSource
 from ..options import OptionError
 from ..types import SchemaError
@@ -189,9 +190,13 @@ class BucketRestore:
     index_files: dict[tuple[bytes, int], IndexFileMeta] = field(default_factory=dict)
 
     @staticmethod
-    def from_table(table: Table, with_files: bool = False) -> BucketRestore:
+    def from_table(table: Table, with_files: bool = False, snapshot_id: int | None = None) -> BucketRestore:
+        """At the latest snapshot, or at ``snapshot_id`` (the one a write's bucket assigners read)."""
         from .scan import TableScan
-        snapshot = table.latest_snapshot() if table.is_created else None
+        if snapshot_id is not None:
+            snapshot = table.snapshot_manager.snapshot(snapshot_id)
+        else:
+            snapshot = table.latest_snapshot() if table.is_created else None
         restore = BucketRestore(snapshot.id if snapshot else None, {}, {} if with_files else None)
         if snapshot is None:
             return restore
@@ -222,16 +227,18 @@ class TableWrite:
     task owns its buckets (the package clustered the input), so it may compact them.
 
     Dynamic-bucket tables (bucket=-1): a batch carrying an int column `_paimon_ds_bucket` (BUCKET_COLUMN)
-    is written to those buckets (assigned upstream, one assigner per key); otherwise this write is the
-    table's single assigner (one DynamicBucketAssigner over the restore snapshot's hash index). Each
-    bucket written keeps its hash index (HashIndexMaintainer), and its message carries the new index
-    file and the one it replaces. ``overwrite``: the data replaces the partitions written, so the
-    existing index is ignored (Paimon's overwrite assigns and indexes afresh).
+    is written to those buckets (assigned upstream, one assigner per key). Otherwise, with ``independent``
+    (one of several tasks of a Spark write, which cannot route keys), buckets are a pure function of the
+    key and the restore snapshot's hash index (SnapshotBucketAssigner); without it this write is the
+    table's single assigner (DynamicBucketAssigner, filling buckets in order). Each message carries the
+    hashes its bucket's index lacked; the commit merges them into the index file. ``overwrite``: the data
+    replaces the partitions written, so the existing index is ignored (Paimon assigns and indexes afresh).
     """
 
     def __init__(self, table: Table, commit_user: str | None = None, job_prefix: str | None = None,
                  restore: BucketRestore | None = None, stride: int = 1, slot: int = 0,
-                 clustered: bool = False, row_kind_column: str | None = None, overwrite: bool = False) -> None:
+                 clustered: bool = False, row_kind_column: str | None = None, overwrite: bool = False,
+                 independent: bool = False) -> None:
         """``row_kind_column``: an input column (not of the table) giving each row's kind (+I, -U, +U, -D);
         row-level DELETE / UPDATE / MERGE write their changes to primary-key tables through it."""
         self.table = table
@@ -270,9 +277,9 @@ class TableWrite:
         # index assigners give each row its bucket (and -D rows for keys that moved); no hash index is kept
         self.cross_partition = self.primary_key and table.bucket == -1 and not self.dynamic
         self.overwrite = overwrite
-        self.index_namer = IndexFileNamer(job_prefix)
+        self.independent = independent or stride > 1  # a task among several: no key routing
         self.index_maintainers: dict[tuple[bytes, int], HashIndexMaintainer] = {}
-        self.assigner: DynamicBucketAssigner | None = None
+        self.assigner: DynamicBucketAssigner | SnapshotBucketAssigner | None = None
 
     # ---------------------------------------------------------------- input
     def align(self, batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -307,10 +314,13 @@ class TableWrite:
         if self.dynamic or self.cross_partition:
             given_buckets, batch = self._given_buckets(batch)
         batch = self.align(batch)
-        buckets = hashes = None
+        buckets = hashes = new_keys = None
         if self.dynamic:
             hashes = key_hashes(self.table, batch)
-            buckets = given_buckets if given_buckets is not None else self._assigner().assign(batch, hashes)
+            if given_buckets is not None:
+                buckets = given_buckets
+            else:
+                buckets, new_keys = self._assign(batch, hashes)
         elif self.cross_partition:
             if given_buckets is None:
                 raise OptionError(f"{self.table.path} is a cross-partition upsert table (its primary key lacks a "
@@ -330,7 +340,9 @@ class TableWrite:
             if writer is None:
                 writer = self._new_writer(part_key, bucket, rows)
             if hashes is not None:
-                self._maintainer(part_key, bucket).notify(hashes if idx is None else hashes[idx.to_numpy()])
+                rows_of = slice(None) if idx is None else idx.to_numpy()
+                mine = hashes[rows_of] if new_keys is None else hashes[rows_of][new_keys[rows_of]]
+                self._maintainer(part_key, bucket).notify(mine)
             if kinds is None:
                 writer.add(rows)
             else:
@@ -350,26 +362,29 @@ class TableWrite:
             raise SchemaError(f"column {BUCKET_COLUMN!r} holds bucket ids outside [0, 32767)")
         return buckets, batch.drop_columns([BUCKET_COLUMN])
 
-    def _assigner(self) -> DynamicBucketAssigner:
-        """This write as the table's one assigner, from the same snapshot its writers restore from."""
+    def _assign(self, batch: pa.RecordBatch, hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """Buckets of a batch's rows, and (stateless assignment) which keys are new to the index."""
         if self.assigner is None:
-            if self.stride > 1 or self.clustered:
-                # tasks sharing a commit would each open buckets and place one key apart: one assigner only
-                raise OptionError(
-                    f"{self.table.path} is a dynamic-bucket table (bucket=-1): its rows need their bucket from one "
-                    f"assigner per key, which a write from several tasks cannot give; write it with "
-                    f"paimon_ds.write() (which assigns buckets in a shuffle) or give each row its bucket in "
-                    f"column {BUCKET_COLUMN!r}")
-            # nothing committed at the restore point: no index to start from, as for an overwrite
-            self.assigner = DynamicBucketAssigner(self.table, snapshot=self.restore.snapshot_id,
-                                                  overwrite=self.overwrite or self.restore.snapshot_id is None)
-        return self.assigner
+            if self.clustered:
+                raise OptionError(f"a clustered write to dynamic-bucket table {self.table.path} must give each row "
+                                  f"its bucket in column {BUCKET_COLUMN!r}")
+            # an overwrite, or nothing committed at the restore point: no index to start from
+            fresh = self.overwrite or self.restore.snapshot_id is None
+            if self.independent:
+                self.assigner = SnapshotBucketAssigner(self.table, {} if fresh else self.restore.index_files)
+            else:
+                self.assigner = DynamicBucketAssigner(self.table, snapshot=self.restore.snapshot_id, overwrite=fresh)
+        if isinstance(self.assigner, SnapshotBucketAssigner):
+            return self.assigner.assign(batch, hashes)
+        return self.assigner.assign(batch, hashes), None
 
     def _maintainer(self, part_key: bytes, bucket: int) -> HashIndexMaintainer:
         m = self.index_maintainers.get((part_key, bucket))
         if m is None:
-            base = None if self.overwrite else self.restore.index_files.get((part_key, bucket))
-            m = self.index_maintainers[(part_key, bucket)] = HashIndexMaintainer(self.table, base, self.index_namer)
+            # the stateless assigner hands over only keys new to the index: no base file to compare with
+            known_new = isinstance(self.assigner, SnapshotBucketAssigner)
+            base = None if self.overwrite or known_new else self.restore.index_files.get((part_key, bucket))
+            m = self.index_maintainers[(part_key, bucket)] = HashIndexMaintainer(self.table, base)
         return m
 
     def _row_kinds(self, batch: pa.RecordBatch) -> np.ndarray:
@@ -468,16 +483,13 @@ class TableWrite:
             for (part_key, bucket), writer in self.writers.items():
                 new, before, after = writer.prepare_commit()
                 changelog = writer.take_changelog()
-                new_index, old_index = None, None
                 maintainer = self.index_maintainers.get((part_key, bucket))
-                if maintainer is not None:
-                    new_index, old_index = maintainer.prepare_commit()
-                if new or before or after or changelog or new_index:
+                added = maintainer.new_hashes() if maintainer is not None else None
+                added = added if added is not None and len(added) else None
+                if new or before or after or changelog or added is not None:
                     messages.append(CommitMessage(part_key, bucket, total_buckets, new,
                                                   self.partition_dirs.get(part_key, ""), before, after,
-                                                  changelog_files=changelog,
-                                                  new_index_files=[new_index] if new_index else [],
-                                                  deleted_index_files=[old_index] if new_index and old_index else []))
+                                                  changelog_files=changelog, added_hashes=added))
             self.writers.clear()
             self.index_maintainers.clear()
             return messages
@@ -493,6 +505,4 @@ class TableWrite:
         for writer in self.writers.values():
             writer.abort()
         self.writers.clear()
-        for maintainer in self.index_maintainers.values():
-            maintainer.abort()
         self.index_maintainers.clear()

@@ -23,7 +23,13 @@ from ..format.partition import partition_filter
 from ..operation.compact import plan_compaction, run_compaction
 from ..snapshot import Snapshot
 from ..table import Table
-from .source import COMMIT_IDENTIFIER_OPTION, COMMIT_USER_OPTION, ROW_KIND_COLUMN_OPTION, session_storage
+from .source import (
+    BASE_SNAPSHOT_OPTION,
+    COMMIT_IDENTIFIER_OPTION,
+    COMMIT_USER_OPTION,
+    ROW_KIND_COLUMN_OPTION,
+    session_storage,
+)
 from .types import input_arrow_schema
 from .write import BUCKET_COLUMN, CLUSTERED_OPTION
 
@@ -63,7 +69,11 @@ def write(df: DataFrame, path: str, mode: str = "append", options: dict[str, Any
             assigned = _with_global_index_buckets(df, table, channels, mode == "overwrite", kind_column)
             job_options[ROW_KIND_COLUMN_OPTION] = ROW_KIND_COLUMN  # the assigner's kinds replace the input's
         else:
-            assigned = _with_dynamic_buckets(df, table, channels, overwrite=mode == "overwrite")
+            snapshot = table.latest_snapshot()
+            if snapshot is not None:  # the writers restore from the snapshot the assigners read
+                job_options[BASE_SNAPSHOT_OPTION] = str(snapshot.id)
+            assigned = _with_dynamic_buckets(df, table, snapshot.id if snapshot else None, channels,
+                                             overwrite=mode == "overwrite")
         # the writers read each row's bucket from BUCKET_COLUMN
         writer_df = assigned.repartition(n, *table.partition_keys, BUCKET_COLUMN)
     w = writer_df.write.format("paimon").mode(mode).option(CLUSTERED_OPTION, "true")
@@ -128,7 +138,8 @@ def _per_channel(batch: pa.RecordBatch) -> Iterator[tuple[int, pa.RecordBatch]]:
         yield c, rows.filter(pc.equal(channel, c))
 
 
-def _with_dynamic_buckets(df: DataFrame, table: Table, channels: int, overwrite: bool) -> DataFrame:
+def _with_dynamic_buckets(df: DataFrame, table: Table, snapshot_id: int | None, channels: int,
+                          overwrite: bool) -> DataFrame:
     """HASH_DYNAMIC: route by (partition, key) hash to HashBucketAssigner channels; each gives buckets."""
     from ..index.bucket_assigner import (
         DynamicBucketAssigner,
@@ -138,8 +149,6 @@ def _with_dynamic_buckets(df: DataFrame, table: Table, channels: int, overwrite:
         partition_hashes,
     )
     num_assigners = min(default_num_assigners(table, channels), channels)
-    snapshot = table.latest_snapshot()
-    snapshot_id = snapshot.id if snapshot else None
 
     def channel_of(b: pa.RecordBatch) -> np.ndarray:
         return assigner_ids(partition_hashes(table, b), key_hashes(table, b), channels, num_assigners)

@@ -35,8 +35,12 @@ OVERWRITE_PARTITION_OPTION = "paimon_ds.overwrite-partition"
 # foreach_batch_writer: commit each micro-batch once, as this user with the batch id as identifier
 COMMIT_USER_OPTION = "paimon_ds.commit-user"
 COMMIT_IDENTIFIER_OPTION = "paimon_ds.commit-identifier"
+# paimon_ds.write to a dynamic-bucket table: the snapshot whose hash index its assigners read, so that the
+# writers restore (and the commit checks for conflicts) from the same one
+BASE_SNAPSHOT_OPTION = "paimon_ds.base-snapshot"
 JOB_OPTIONS = {ROW_KIND_COLUMN_OPTION, FILE_COLUMN_OPTION, ONLY_FILES_OPTION, REPLACE_FILES_OPTION,
-               OVERWRITE_PARTITION_OPTION, COMMIT_USER_OPTION, COMMIT_IDENTIFIER_OPTION, POSITION_COLUMN_OPTION}
+               OVERWRITE_PARTITION_OPTION, COMMIT_USER_OPTION, COMMIT_IDENTIFIER_OPTION, POSITION_COLUMN_OPTION,
+               BASE_SNAPSHOT_OPTION}
 
 
 def table_path(options: dict[str, str]) -> str:

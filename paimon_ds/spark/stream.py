@@ -24,7 +24,7 @@ from ..options import OptionError
 from ..table import Table
 from .source import ROW_KIND_COLUMN_OPTION
 from .types import arrow_schema_for_spark, input_arrow_schema
-from .write import PaimonCommitMessage, task_sequence_layout
+from .write import PaimonCommitMessage, refuse_cross_partition, task_sequence_layout
 
 # Local properties Spark's MicroBatchExecution sets on the jobs of a micro-batch.
 QUERY_ID_PROPERTY = "sql.streaming.queryId"
@@ -92,10 +92,7 @@ class PaimonStreamWriter(StreamWriterBase):
         self.overwrite = overwrite  # complete output mode
         self.input_schema = input_arrow_schema(schema)
         self.table = Table.for_write(path, self.input_schema, options, storage_options)
-        if self.table.schema.primary_keys and self.table.bucket == -1:
-            raise OptionError(f"{self.table.path} is a dynamic-bucket table (bucket=-1): a stream reaches its bucket "
-                              "assigners through the package's shuffle; use writeStream.foreachBatch("
-                              "paimon_ds.foreach_batch_writer(path, commit_user)) instead of format('paimon')")
+        refuse_cross_partition(self.table, "writeStream.format('paimon')")
         self.restore = BucketRestore.from_table(self.table) if self.table.schema.primary_keys else None
 
     def write(self, iterator: Iterator) -> StreamCommitMessage:
@@ -107,7 +104,8 @@ class PaimonStreamWriter(StreamWriterBase):
             raise RuntimeError("the paimon stream writer runs outside a Structured Streaming micro-batch "
                                f"(no {QUERY_ID_PROPERTY!r} / {BATCH_ID_PROPERTY!r} in the task's properties)")
         layout = task_sequence_layout(self.restore, self.table.path)
-        table_write = self.table.new_write(job_prefix=stream_job_prefix(query_id, batch_id), **layout)
+        table_write = self.table.new_write(job_prefix=stream_job_prefix(query_id, batch_id), overwrite=self.overwrite,
+                                           **layout)
         try:
             for batch in arrow_batches(iterator, self.input_schema):
                 table_write.write_arrow(batch)

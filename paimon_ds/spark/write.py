@@ -14,6 +14,7 @@ from ..operation.write import BucketRestore, job_file_prefix, new_job_prefix
 from ..options import OptionError, parse_bool, parse_list
 from ..table import Table
 from .source import (
+    BASE_SNAPSHOT_OPTION,
     COMMIT_IDENTIFIER_OPTION,
     COMMIT_USER_OPTION,
     OVERWRITE_PARTITION_OPTION,
@@ -69,12 +70,8 @@ class PaimonBatchWriter(DataSourceArrowWriter):
         self.static_partition: dict | None = json.loads(static) if static is not None else None
         # Resolve (and check) the table on the driver at planning time: bad input fails before any task.
         self.table = Table.for_write(path, input_schema, table_opts, storage_options)
-        if self.table.schema.primary_keys and self.table.bucket == -1 and BUCKET_COLUMN not in schema.names:
-            raise OptionError(
-                f"{self.table.path} is a dynamic-bucket table (bucket=-1): its rows must reach the bucket assigners "
-                "by key first, which Spark cannot be asked for by a Python data source. Write it with "
-                "paimon_ds.write(df, path), INSERT through paimon_ds.sql, or stream with "
-                "foreachBatch(paimon_ds.foreach_batch_writer(path, commit_user))")
+        if BUCKET_COLUMN not in schema.names:  # the package's own shuffle gives cross-partition rows their bucket
+            refuse_cross_partition(self.table, "df.write.format('paimon') / INSERT")
         self.commit_user = job_options.get(COMMIT_USER_OPTION)
         identifier = job_options.get(COMMIT_IDENTIFIER_OPTION)
         self.commit_identifier = int(identifier) if identifier is not None else None
@@ -90,7 +87,9 @@ class PaimonBatchWriter(DataSourceArrowWriter):
         # Primary-key tables: where each bucket's sequence numbers stand, read once here, and
         # whether the input was clustered by bucket (paimon_ds.write does that) so tasks own buckets.
         self.clustered = parse_bool(options.get(CLUSTERED_OPTION, "false"))
-        self.restore = BucketRestore.from_table(self.table, with_files=self.clustered) \
+        base = job_options.get(BASE_SNAPSHOT_OPTION)
+        self.restore = BucketRestore.from_table(self.table, with_files=self.clustered,
+                                                snapshot_id=int(base) if base else None) \
             if self.table.schema.primary_keys else None
 
     @property
@@ -164,7 +163,27 @@ def task_sequence_layout(restore: BucketRestore | None, path: str) -> dict:
     if slot >= TASK_STRIDE:
         raise RuntimeError(f"more than {TASK_STRIDE} tasks write primary-key table {path} at once; "
                            "coalesce the DataFrame or use paimon_ds.write() (clustered by bucket)")
-    return {"restore": restore, "stride": TASK_STRIDE, "slot": slot}
+    # no routing of keys between tasks: dynamic buckets come from the base snapshot's index alone
+    return {"restore": restore, "stride": TASK_STRIDE, "slot": slot, "independent": True}
+
+
+def refuse_cross_partition(table: Table, entry: str) -> None:
+    """Refuse, before any task runs, a write to a cross-partition upsert table without the package's shuffle.
+
+    Such a table's key may move between partitions, so every row's (partition, bucket) comes from the table's
+    global key index, bootstrapped from the data. paimon_ds.write builds it once per assigner of its shuffle;
+    without a shuffle every task of the write would have to build the whole index (at 100M keys about two
+    minutes and a few GB of disk each, see the README), so these writes are refused instead."""
+    from ..index.global_index import is_cross_partition
+    if table.schema.primary_keys and table.bucket == -1 and is_cross_partition(table.schema):
+        missing = [k for k in table.partition_keys if k not in table.schema.primary_keys]
+        raise OptionError(
+            f"{entry} cannot write {table.path}: it is a cross-partition upsert table (its primary key "
+            f"{list(table.schema.primary_keys)} lacks the partition key(s) {missing}, bucket=-1), whose rows get "
+            "their partition and bucket from a global key index that needs a shuffle Spark cannot give a Python "
+            "data source. Nothing was written. Write it with paimon_ds.write(df, path), INSERT through "
+            "paimon_ds.sql(spark, ...), or stream with foreachBatch(paimon_ds.foreach_batch_writer(path, "
+            "commit_user)); or add the partition keys to the primary key")
 
 
 def delete_job_files(table: Table, job_prefix: str) -> None:

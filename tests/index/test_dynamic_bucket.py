@@ -33,7 +33,6 @@ from paimon_ds.index.bucket_assigner import (
 from paimon_ds.index.hash_index import IndexFileNamer, read_hash_index, write_hash_index
 from paimon_ds.index.manifest import HASH_INDEX, IndexFileMeta, IndexManifestEntry, IndexManifestFile, combine
 from paimon_ds.manifest.meta import FileKind
-from paimon_ds.operation.commit import CommitConflict
 from paimon_ds.operation.compact import compact_in_process
 from paimon_ds.operation.maintenance import expire_snapshots, remove_orphan_files
 from paimon_ds.options import OptionError
@@ -335,7 +334,9 @@ def test_unchanged_index_is_not_rewritten_and_unpartitioned_tables_work(tmp_path
     assert [e.partition for e in snapshot_index_entries(t, s3)][0] == serialize_row([], [])
 
 
-def test_concurrent_writers_of_one_bucket_conflict(tmp_path):
+def test_concurrent_writers_of_one_bucket_merge_their_index(tmp_path):
+    """Two writers from one snapshot add keys to bucket 0: the second commit merges its hashes into the file
+    the first one committed (a key both put in different buckets is refused: tests/index/test_snapshot_assigner)."""
     path = str(tmp_path / "t")
     write(path, [{"id": i, "dt": DTS[0], "op": "+I", "v": 0} for i in range(10)])
     table = Table.for_write(path, SCHEMA, OPTIONS)
@@ -343,47 +344,48 @@ def test_concurrent_writers_of_one_bucket_conflict(tmp_path):
     first.write_arrow(rows_table([{"id": 100, "dt": DTS[0], "op": "+I", "v": 1}]))
     second.write_arrow(rows_table([{"id": 200, "dt": DTS[0], "op": "+I", "v": 2}]))
     table.new_commit().commit(first.prepare_commit())
-    before = Table.load(path).latest_snapshot()
-    manifests = set(os.listdir(tmp_path / "t" / "manifest"))
-    losing = second.prepare_commit()
-    with pytest.raises(CommitConflict, match="changed the hash index of bucket 0"):
-        table.new_commit().commit(losing)
-    assert Table.load(path).latest_snapshot() == before
-    assert set(os.listdir(tmp_path / "t" / "manifest")) == manifests
-    table.new_commit().abort(losing)
-    assert contents(path) == {**{(i, DTS[0]): 0 for i in range(10)}, (100, DTS[0]): 1}
-    # a writer of another partition (another bucket's index) commits fine
-    other = table.new_write()
-    other.write_arrow(rows_table([{"id": 1, "dt": DTS[1], "op": "+I", "v": 3}]))
-    Table.load(path).new_commit().commit(other.prepare_commit())
-    assert contents(path)[(1, DTS[1])] == 3
+    table.new_commit().commit(second.prepare_commit())
+    assert contents(path) == {**{(i, DTS[0]): 0 for i in range(10)}, (100, DTS[0]): 1, (200, DTS[0]): 2}
+    assert len(hash_index(path)[(DTS[0], 0)]) == 12
+    assert set(key_buckets(path).values()) == {0}
+    assert set(os.listdir(tmp_path / "t" / "index")) == referenced_index_files(path)  # nothing of lost attempts
 
 
-def test_index_files_of_several_writers_of_one_bucket_are_merged(tmp_path):
+def test_index_hashes_of_several_writers_of_one_bucket_are_merged(tmp_path):
     path = str(tmp_path / "t")
     write(path, [{"id": i, "dt": DTS[0], "op": "+I", "v": 0} for i in range(5)])
     table = Table.for_write(path, SCHEMA, OPTIONS)
     messages = []
-    for slot, ids in enumerate(([10, 11], [12])):
+    for slot, ids in enumerate(([10, 11, 3], [12, 4])):
         data = rows_table([{"id": i, "dt": DTS[0], "op": "+I", "v": 1} for i in ids])
         w = table.new_write(stride=1 << 16, slot=slot)
         w.write_arrow(data.append_column(BUCKET_COLUMN, pa.array([0] * len(ids), pa.int32())))
         messages += w.prepare_commit()
-    assert len([f for m in messages for f in m.new_index_files]) == 2
+    # writers write no index file: each hands over the hashes bucket 0's file lacks (keys 3 and 4 are in it)
+    assert sorted(len(m.added_hashes) for m in messages) == [1, 2] and not any(m.new_index_files for m in messages)
+    assert set(os.listdir(tmp_path / "t" / "index")) == referenced_index_files(path)
     table.new_commit().commit(messages)
     assert len(hash_index(path)[(DTS[0], 0)]) == 8
-    names = {e.index_file.file_name for e in snapshot_index_entries(table, Table.load(path).latest_snapshot())}
-    on_disk = set(os.listdir(tmp_path / "t" / "index"))
-    assert names <= on_disk and not ({f.file_name for m in messages for f in m.new_index_files} & on_disk)
+    assert referenced_index_files(path) == set(os.listdir(tmp_path / "t" / "index"))
 
 
-def test_multi_task_write_without_buckets_is_refused(tmp_path):
+def referenced_index_files(path: str) -> set[str]:
+    """Index files some snapshot references (the older ones stay for time travel until expiry)."""
+    t = Table.load(path)
+    sm = t.snapshot_manager
+    return {e.index_file.file_name for i in sm.list_ids() for e in snapshot_index_entries(t, sm.snapshot(i))}
+
+
+def test_write_tasks_without_buckets(tmp_path):
     path = str(tmp_path / "t")
     table = Table.for_write(path, SCHEMA, OPTIONS)
-    for kw in ({"stride": 1 << 16, "slot": 1}, {"clustered": True}):  # a task of a multi-task write
-        w = table.new_write(**kw)
-        with pytest.raises(OptionError, match="one assigner per key"):
-            w.write_arrow(rows_table([{"id": 1, "dt": DTS[0], "op": "+I", "v": 1}]))
+    with pytest.raises(OptionError, match="must give each row its bucket"):  # the package's shuffle forgot it
+        table.new_write(clustered=True).write_arrow(rows_table([{"id": 1, "dt": DTS[0], "op": "+I", "v": 1}]))
+    # a task of a Spark write (stride > 1) assigns from the snapshot alone: see test_snapshot_assigner
+    w = table.new_write(stride=1 << 16, slot=1)
+    w.write_arrow(rows_table([{"id": 1, "dt": DTS[0], "op": "+I", "v": 1}]))
+    table.new_commit().commit(w.prepare_commit())
+    assert contents(path) == {(1, DTS[0]): 1}
 
 
 def test_compaction_keeps_the_index_and_overwrite_replaces_the_partitions(tmp_path):

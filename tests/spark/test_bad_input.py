@@ -134,12 +134,13 @@ def test_error_and_ignore_modes_are_refused_by_spark(spark, table, mode):
     assert state(spark, table) == before
 
 
-def test_plain_write_of_a_dynamic_bucket_table_is_refused_before_any_task(spark, tmp_path):
-    """A primary-key table without 'bucket' is a dynamic-bucket table (Paimon's default, -1): only the
-    package's shuffle (paimon_ds.write) can bring its rows to the bucket assigners."""
+def test_plain_write_of_a_cross_partition_table_is_refused_before_any_task(spark, tmp_path):
+    """A primary key without the partition key (bucket -1 by default) needs the global index's shuffle: only
+    paimon_ds.write and its relatives can write it."""
     path = str(tmp_path / "pk")
-    with pytest.raises(Exception, match=r"dynamic-bucket table \(bucket=-1\).*paimon_ds.write\(df, path\)"):
-        save(spark.range(3), path, **{"primary-key": "id"})
+    df = spark.range(3).selectExpr("id", "cast(id % 2 as string) AS dt")
+    with pytest.raises(Exception, match=r"cross-partition upsert table.*paimon_ds.write\(df, path\)"):
+        save(df, path, **{"primary-key": "id", "partition": "dt"})
     assert not os.path.exists(path)
 
 
