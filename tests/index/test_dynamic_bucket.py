@@ -366,7 +366,7 @@ def test_index_files_of_several_writers_of_one_bucket_are_merged(tmp_path):
     messages = []
     for slot, ids in enumerate(([10, 11], [12])):
         data = rows_table([{"id": i, "dt": DTS[0], "op": "+I", "v": 1} for i in ids])
-        w = table.new_write(stride=1 << 16, slot=slot)
+        w = table.new_write(task=slot)
         w.write_arrow(data.append_column(BUCKET_COLUMN, pa.array([0] * len(ids), pa.int32())))
         messages += w.prepare_commit()
     assert len([f for m in messages for f in m.new_index_files]) == 2
@@ -380,7 +380,7 @@ def test_index_files_of_several_writers_of_one_bucket_are_merged(tmp_path):
 def test_multi_task_write_without_buckets_is_refused(tmp_path):
     path = str(tmp_path / "t")
     table = Table.for_write(path, SCHEMA, OPTIONS)
-    for kw in ({"stride": 1 << 16, "slot": 1}, {"clustered": True}):  # a task of a multi-task write
+    for kw in ({"task": 1}, {"clustered": True}):  # a task of a multi-task write
         w = table.new_write(**kw)
         with pytest.raises(OptionError, match="one assigner per key"):
             w.write_arrow(rows_table([{"id": 1, "dt": DTS[0], "op": "+I", "v": 1}]))

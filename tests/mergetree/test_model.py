@@ -237,7 +237,7 @@ class Writer:
             table = Table.for_write(self.path, SCHEMA, self.options)
             parts = split_by_key(rng, rows, 2) if w == "core-2" else [rows]
             restore = BucketRestore.from_table(table)
-            writes = [table.new_write(restore=restore, stride=len(parts), slot=i) for i in range(len(parts))]
+            writes = [table.new_write(restore=restore, task=i) for i in range(len(parts))]
             for tw, part in zip(writes, parts):
                 for batch in in_batches(arrow(part)):
                     tw.write_arrow(batch)
