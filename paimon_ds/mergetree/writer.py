@@ -1,13 +1,14 @@
 """MergeTreeWriter: one (partition, bucket) of a primary-key table inside a write task.
 
 Rows get sequence numbers above everything already in the bucket, wait in a write buffer, and are
-sorted and merged (the table's merge engine) when the buffer is spilled or flushed. A writer that owns
-its bucket keeps those per-row numbers; the writer of one task of a write whose tasks share buckets
-(``task`` given) uses them only to order its own rows, and gives every level-0 run it writes one
-number (files.run_sequence: later tasks and later runs win). A full buffer
+sorted and merged (the table's merge engine) when the buffer is spilled or flushed. A full buffer
 spills to local disk as a sorted run (write-buffer-spillable, Paimon's default), so memory stays
 bounded; prepare_commit() k-way merges the spilled runs into one level-0 run in the table. A writer
 that owns its bucket (clustered write) then compacts inline with universal compaction.
+
+A writer that owns its bucket writes those per-row numbers. The writer of one task of a write whose
+tasks share buckets (``task`` given) uses them only to order its own rows, and gives all rows of each
+level-0 run it writes the run's one number (files.run_sequence: later tasks and later runs win).
 """
 
 from __future__ import annotations

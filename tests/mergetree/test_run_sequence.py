@@ -16,6 +16,7 @@ from paimon_ds import Table
 from paimon_ds.manifest.meta import DataFileMeta
 from paimon_ds.mergetree.files import MAX_WRITE_TASKS, RUNS_PER_TASK, read_kv_file, run_sequence
 from paimon_ds.mergetree.kv import SEQ
+from paimon_ds.operation.stream import StreamScan
 from paimon_ds.operation.write import BucketRestore
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.int64()), ("s", pa.string())])
@@ -89,6 +90,11 @@ def test_a_later_task_wins_over_an_earlier_one_whatever_the_row_positions(table_
     messages, _ = write_tasks(table_path, {0: [t0b]}, OPTIONS)
     assert file_sequences([f for m in messages for f in m.new_files]) == [RUNS_PER_TASK + 1]
     assert contents(table_path) == last_wins([t0, t1, t0b])
+    # a streaming read of the first commit merges its two tasks' runs per key the same way
+    table = Table.load(table_path)
+    (unit,) = StreamScan(table).unit(1, full=False)
+    delta = pa.Table.from_batches(list(table.new_read().read(unit.split, delta=True)))
+    assert dict(zip(delta.column("id").to_pylist(), delta.column("v").to_pylist())) == last_wins([t0, t1])
 
 
 def test_spilled_runs_merge_into_one_run_with_one_number(table_path):
