@@ -178,3 +178,23 @@ def test_run_and_task_limits(table_path):
     with pytest.raises(RuntimeError, match=f"wrote {RUNS_PER_TASK} level-0 sorted runs"):
         writer.flush_memory()
     write.abort()
+
+
+def test_pypaimon_streams_every_changelog_record_of_runs_that_share_a_number(table_path, pypaimon_oracle):
+    """Changelog files hold several rows of a key under one number: Paimon's readers do not merge
+    changelog files, so pypaimon's streaming reader gives every input record, a file's in its order."""
+    options = {**OPTIONS, "changelog-producer": "input"}
+    parts = {0: [rows([1, 2, 1, 3, 1], 0)], 1: [rows([2, 1, 2], 1)]}
+    write_tasks(table_path, parts, options)
+    got = pypaimon_oracle.stream_read(table_path, from_snapshot=1)
+    records = [(r["_row_kind"], r["id"], r["v"]) for r in got.to_pylist()]
+    assert sorted(records) == sorted(("+I", i, v) for t in parts.values() for b in t
+                                     for i, v in zip(b.column("id").to_pylist(), b.column("v").to_pylist()))
+    for task in parts:  # within a task's file a key's records keep their arrival order
+        for key in (1, 2):
+            vs = [v for _, i, v in records if i == key and v // 1_000_000 == task]
+            assert vs == sorted(vs)
+    table = Table.load(table_path)
+    ours = [pa.Table.from_batches(list(table.new_read(row_kind_column="k").read(u.split, changelog=u.changelog)))
+            for u in StreamScan(table).unit(1, full=False)]
+    assert sorted((r["k"], r["id"], r["v"]) for t in ours for r in t.to_pylist()) == sorted(records)
