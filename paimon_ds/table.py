@@ -202,7 +202,7 @@ class Table:
 
     # ------------------------------------------------------------------ operations
     def new_write(self, commit_user: str | None = None, job_prefix: str | None = None, **kwargs: Any):
-        """A TableWrite (kwargs: restore, stride, slot, clustered; see operation.write.TableWrite)."""
+        """A TableWrite (kwargs: restore, task, clustered; see operation.write.TableWrite)."""
         from .operation.write import TableWrite
         return TableWrite(self, commit_user, job_prefix, **kwargs)
 

@@ -173,10 +173,47 @@ def read_kv_file(table: Table, path: str, schema_id: int, batch_rows: int = 6553
             yield pa.Table.from_arrays(arrays, schema=target)
 
 
-def assign_sequence(base: int, start: int, count: int, stride: int, slot: int) -> np.ndarray:
-    """Sequence numbers of the task's rows start..start+count above ``base``: base + 1 + i * stride + slot.
+# Sequence numbers of a write in which several Spark tasks may share a bucket in one commit
+# (df.write.format("paimon"), not clustered). A task's MergeTreeWriter merges its rows per key before
+# they reach the table (in its buffer, and across spilled runs), so every level-0 sorted run it writes
+# holds at most one row per key. Each such run therefore takes one number for all its rows:
+#
+#     base + 1 + task * RUNS_PER_TASK + run
+#
+# (base: the bucket's highest number when the write started; task: the Spark partition id; run: 0, 1, ...
+# counts the runs this writer wrote in this commit). A later partition's rows beat an earlier one's and,
+# within a task, a later run (later rows) beats an earlier run. Writers that own their bucket keep
+# Paimon's per-row numbers base + 1 + n instead.
+#
+# Over a table's life: a commit moves a bucket's numbers up by at most (highest task + 1) * RUNS_PER_TASK.
+# With MAX_WRITE_TASKS = 2**16 that is 2**32 per commit, so 2**31 (2.1e9) commits of that worst size fit
+# below Java's Long.MAX_VALUE (2**63 - 1): 68 years at one commit a second. A typical write of 200
+# partitions moves them by at most 200 * 2**16 = 13,107,200: 2**63 / (200 * 2**16) = 7.0e11 commits,
+# 22,000 years at one a second. (The per-row interleaving used before moved them by rows * 2**16.)
+RUNS_PER_TASK = 1 << 16
+MAX_WRITE_TASKS = 1 << 16
 
-    ``stride`` is the number of tasks that may write the bucket in one commit and ``slot`` this task's
-    place among them, so tasks never share a number and every number is above the bucket's files.
-    """
-    return base + 1 + (start + np.arange(count, dtype=np.int64)) * stride + slot
+
+def row_sequence(base: int, start: int, count: int) -> np.ndarray:
+    """Per-row numbers base + 1 + start .. base + start + count, as Paimon's single writer gives them."""
+    return base + 1 + start + np.arange(count, dtype=np.int64)
+
+
+def run_sequence(base: int, task: int, run: int) -> int:
+    """The one number of every row of level-0 run ``run`` of task ``task`` (see RUNS_PER_TASK)."""
+    if not 0 <= task < MAX_WRITE_TASKS:
+        raise ValueError(f"task {task} is outside [0, {MAX_WRITE_TASKS}): at most {MAX_WRITE_TASKS} tasks may "
+                         "write a primary-key table in one commit")
+    if not 0 <= run < RUNS_PER_TASK:
+        raise RuntimeError(f"a write task (Spark partition {task}) wrote {RUNS_PER_TASK} level-0 sorted runs to one "
+                           "bucket in one commit, the most its sequence numbers allow; give it fewer rows per "
+                           "task (more Spark partitions), a larger 'write-buffer-size', or keep "
+                           "'write-buffer-spillable' true")
+    return base + 1 + task * RUNS_PER_TASK + run
+
+
+def with_sequence(chunks: Iterable[pa.Table], seq: int) -> Iterator[pa.Table]:
+    """The chunks with every row's sequence number set to ``seq``."""
+    for chunk in chunks:
+        i = chunk.schema.get_field_index(SEQ)
+        yield chunk.set_column(i, chunk.schema.field(i), pa.array(np.full(chunk.num_rows, seq, dtype=np.int64)))

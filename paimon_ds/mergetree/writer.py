@@ -5,6 +5,10 @@ sorted and merged (the table's merge engine) when the buffer is spilled or flush
 spills to local disk as a sorted run (write-buffer-spillable, Paimon's default), so memory stays
 bounded; prepare_commit() k-way merges the spilled runs into one level-0 run in the table. A writer
 that owns its bucket (clustered write) then compacts inline with universal compaction.
+
+A writer that owns its bucket writes those per-row numbers. The writer of one task of a write whose
+tasks share buckets (``task`` given) uses them only to order its own rows, and gives all rows of each
+level-0 run it writes the run's one number (files.run_sequence: later tasks and later runs win).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from ..deletionvectors.maintainer import DeletionVectorsMaintainer, drop_positio
 from ..format.binary_row import deserialize_row
 from ..manifest.meta import DataFileMeta, FileSource
 from .compact import CompactionOptions, UniversalCompaction, drop_delete, sorted_runs
-from .files import KeyValueFileWriter, assign_sequence, read_kv_file
+from .files import KeyValueFileWriter, read_kv_file, row_sequence, run_sequence, with_sequence
 from .kv import KeyValueLayout
 from .merge import FirstRow, MergeEngine, merge_sorted_runs
 
@@ -38,11 +42,13 @@ MAX_SPILLS = 64
 
 class MergeTreeWriter:
     def __init__(self, table: Table, engine: MergeEngine, directory: str, namer: DataFileNamer, base_seq: int,
-                 stride: int = 1, slot: int = 0, restored: list[DataFileMeta] | None = None,
+                 task: int | None = None, restored: list[DataFileMeta] | None = None,
                  compact: bool = False, full_compaction: bool = False,
                  deletion_vectors: DeletionVectorsMaintainer | None = None) -> None:
-        """``deletion_vectors``: deletion-vector tables, the bucket's vectors as of ``restored``; without
-        it such a table is not compacted here (the committer lifts its level-0 files, see commit.py)."""
+        """``task``: the Spark partition id of a write whose tasks may share this bucket (None: this
+        writer is the bucket's only one in the commit). ``deletion_vectors``: deletion-vector tables,
+        the bucket's vectors as of ``restored``; without it such a table is not compacted here (the
+        committer lifts its level-0 files, see commit.py)."""
         self.table = table
         self.dv = deletion_vectors
         self.dv_table = dv_enabled(table)
@@ -51,9 +57,9 @@ class MergeTreeWriter:
         self.directory = directory
         self.namer = namer
         self.base_seq = base_seq
-        self.stride = stride
-        self.slot = slot
+        self.task = task
         self.counter = 0
+        self.runs = 0  # level-0 runs written in this commit
         self.restored = list(restored or [])
         self.compact = compact
         self.full_compaction = full_compaction
@@ -73,7 +79,7 @@ class MergeTreeWriter:
     def write(self, rows: pa.RecordBatch | pa.Table, kinds: np.ndarray) -> None:
         self.engine.check_input(kinds)
         n = rows.num_rows
-        seq = assign_sequence(self.base_seq, self.counter, n, self.stride, self.slot)
+        seq = row_sequence(self.base_seq, self.counter, n)
         self.counter += n
         kv = self.layout.to_kv(rows, seq, kinds)
         self.buffer.append(kv)
@@ -86,7 +92,8 @@ class MergeTreeWriter:
         if self.changelog:
             writer = KeyValueFileWriter(self.table, self.directory, self.changelog_namer, level=0)
             self._writers.append(writer)
-            self.changelog_files += writer.write_all(_chunks(data))
+            # the rows go into the next level-0 run (now, or merged with the spills): its number
+            self.changelog_files += writer.write_all(self._numbered(_chunks(data)))
         return self.engine.merge(data, drop_retract=False)
 
     def take_changelog(self) -> list[DataFileMeta]:
@@ -136,7 +143,15 @@ class MergeTreeWriter:
         writer = KeyValueFileWriter(self.table, self.directory, self.namer, level=0)
         self._writers.append(writer)
         merged = runs[0] if len(runs) == 1 else merge_sorted_runs(runs, self.engine, drop_retract=False)
-        self.new_files += writer.write_all(merged)
+        self.new_files += writer.write_all(self._numbered(merged))
+        self.runs += 1
+
+    def _numbered(self, chunks: Iterator[pa.Table]) -> Iterator[pa.Table]:
+        """Chunks of the next level-0 run with their table sequence numbers: as they are (per-row
+        numbers), or all the run's one number when tasks share the bucket (one row per key per run)."""
+        if self.task is None:
+            return chunks
+        return with_sequence(chunks, run_sequence(self.base_seq, self.task, self.runs))
 
     # ---------------------------------------------------------------- output
     def prepare_commit(self) -> tuple[list[DataFileMeta], list[DataFileMeta], list[DataFileMeta]]:

@@ -222,9 +222,11 @@ class BucketRestore:
 class TableWrite:
     """Buffers and writes a task's rows; `prepare_commit()` returns the CommitMessages.
 
-    Primary-key tables: one MergeTreeWriter per (partition, bucket). ``stride``/``slot`` make the
-    sequence numbers of tasks that share a bucket in one commit distinct; ``clustered`` says this
-    task owns its buckets (the package clustered the input), so it may compact them.
+    Primary-key tables: one MergeTreeWriter per (partition, bucket). ``task``: this write is the task
+    with that Spark partition id of a write whose tasks may share buckets in one commit; each level-0
+    run it writes then takes one sequence number, above those of lower tasks (mergetree.files.
+    RUNS_PER_TASK). Without it, rows take per-row numbers as from Paimon's single writer. ``clustered``
+    says this task owns its buckets (the package clustered the input), so it may compact them.
 
     Dynamic-bucket tables (bucket=-1): a batch carrying an int column `_paimon_ds_bucket` (BUCKET_COLUMN)
     is written to those buckets (assigned upstream, one assigner per key). Otherwise, with ``independent``
@@ -236,7 +238,7 @@ class TableWrite:
     """
 
     def __init__(self, table: Table, commit_user: str | None = None, job_prefix: str | None = None,
-                 restore: BucketRestore | None = None, stride: int = 1, slot: int = 0,
+                 restore: BucketRestore | None = None, task: int | None = None,
                  clustered: bool = False, row_kind_column: str | None = None, overwrite: bool = False,
                  independent: bool = False) -> None:
         """``row_kind_column``: an input column (not of the table) giving each row's kind (+I, -U, +U, -D);
@@ -265,7 +267,7 @@ class TableWrite:
             from ..mergetree.merge import merge_engine
             self.engine = merge_engine(self.schema, table.options)
             self.restore = restore if restore is not None else BucketRestore.from_table(table, with_files=clustered)
-            self.stride, self.slot, self.clustered = stride, slot, clustered
+            self.task, self.clustered = task, clustered
             rowkind = table.options.raw.get("rowkind.field")
             self.rowkind_idx = self.schema.field_names.index(self.schema.field(rowkind).name) if rowkind else None
             self.compact = clustered and table.options.raw.get("write-only", "false").lower() != "true"
@@ -277,7 +279,7 @@ class TableWrite:
         # index assigners give each row its bucket (and -D rows for keys that moved); no hash index is kept
         self.cross_partition = self.primary_key and table.bucket == -1 and not self.dynamic
         self.overwrite = overwrite
-        self.independent = independent or stride > 1  # a task among several: no key routing
+        self.independent = independent or task is not None  # a task among several: no key routing
         self.index_maintainers: dict[tuple[bytes, int], HashIndexMaintainer] = {}
         self.assigner: DynamicBucketAssigner | SnapshotBucketAssigner | None = None
 
@@ -462,7 +464,7 @@ class TableWrite:
             restored = (self.restore.files or {}).get(key, []) if self.compact else []
             writer: Any = MergeTreeWriter(
                 self.table, self.engine, directory, self.namer, self.restore.max_sequence.get(key, -1),
-                self.stride, self.slot, restored, compact=self.compact, full_compaction=self.full_compaction)
+                self.task, restored, compact=self.compact, full_compaction=self.full_compaction)
         else:
             writer = RollingFileWriter(self.table, directory, self.namer)
         self.writers[(part_key, bucket)] = writer

@@ -9,6 +9,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
+from ..mergetree.files import MAX_WRITE_TASKS
 from ..operation.messages import CommitMessage
 from ..operation.write import BucketRestore, job_file_prefix, new_job_prefix
 from ..options import OptionError, parse_bool, parse_list
@@ -27,8 +28,6 @@ from .types import input_arrow_schema
 CLUSTERED_OPTION = "paimon_ds.clustered"
 # The bucket of each row of a dynamic-bucket table, given by the package's assigners (spark/cluster.py).
 BUCKET_COLUMN = "_paimon_ds_bucket"
-# Tasks that share a bucket in one commit interleave sequence numbers: task i takes base + 1 + n * STRIDE + i.
-TASK_STRIDE = 1 << 16
 
 
 @dataclass
@@ -154,17 +153,19 @@ class PaimonBatchWriter(DataSourceArrowWriter):
 
 
 def task_sequence_layout(restore: BucketRestore | None, path: str) -> dict:
-    """Sequence-number stride and slot of this task (distinct numbers for tasks sharing a bucket)."""
+    """TableWrite arguments of this task of a write whose tasks may share buckets: its Spark partition
+    id orders its rows after those of lower partitions (see mergetree.files.RUNS_PER_TASK)."""
     if restore is None:
         return {}
     from pyspark import TaskContext
     ctx = TaskContext.get()
-    slot = ctx.partitionId() if ctx is not None else 0
-    if slot >= TASK_STRIDE:
-        raise RuntimeError(f"more than {TASK_STRIDE} tasks write primary-key table {path} at once; "
+    task = ctx.partitionId() if ctx is not None else 0
+    if task >= MAX_WRITE_TASKS:
+        # the bound keeps a commit's advance of a bucket's sequence numbers to 2**32
+        raise RuntimeError(f"more than {MAX_WRITE_TASKS} tasks write primary-key table {path} at once; "
                            "coalesce the DataFrame or use paimon_ds.write() (clustered by bucket)")
     # no routing of keys between tasks: dynamic buckets come from the base snapshot's index alone
-    return {"restore": restore, "stride": TASK_STRIDE, "slot": slot, "independent": True}
+    return {"restore": restore, "task": task, "independent": True}
 
 
 def refuse_cross_partition(table: Table, entry: str) -> None:

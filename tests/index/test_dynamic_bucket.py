@@ -358,7 +358,7 @@ def test_index_hashes_of_several_writers_of_one_bucket_are_merged(tmp_path):
     messages = []
     for slot, ids in enumerate(([10, 11, 3], [12, 4])):
         data = rows_table([{"id": i, "dt": DTS[0], "op": "+I", "v": 1} for i in ids])
-        w = table.new_write(stride=1 << 16, slot=slot)
+        w = table.new_write(task=slot)
         w.write_arrow(data.append_column(BUCKET_COLUMN, pa.array([0] * len(ids), pa.int32())))
         messages += w.prepare_commit()
     # writers write no index file: each hands over the hashes bucket 0's file lacks (keys 3 and 4 are in it)
@@ -381,8 +381,8 @@ def test_write_tasks_without_buckets(tmp_path):
     table = Table.for_write(path, SCHEMA, OPTIONS)
     with pytest.raises(OptionError, match="must give each row its bucket"):  # the package's shuffle forgot it
         table.new_write(clustered=True).write_arrow(rows_table([{"id": 1, "dt": DTS[0], "op": "+I", "v": 1}]))
-    # a task of a Spark write (stride > 1) assigns from the snapshot alone: see test_snapshot_assigner
-    w = table.new_write(stride=1 << 16, slot=1)
+    # a task of a Spark write (task given) assigns from the snapshot alone: see test_snapshot_assigner
+    w = table.new_write(task=1)
     w.write_arrow(rows_table([{"id": 1, "dt": DTS[0], "op": "+I", "v": 1}]))
     table.new_commit().commit(w.prepare_commit())
     assert contents(path) == {(1, DTS[0]): 1}

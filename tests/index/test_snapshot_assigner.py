@@ -37,7 +37,7 @@ def rows(ids, dt: str = "a", v: int = 0) -> pa.Table:
 
 def task_write(table: Table, restore: BucketRestore, slot: int, data: pa.Table, overwrite: bool = False):
     """One task of a Spark write: independent assignment, its own sequence slot."""
-    w = table.new_write(restore=restore, stride=1 << 16, slot=slot, independent=True, overwrite=overwrite)
+    w = table.new_write(restore=restore, task=slot, overwrite=overwrite)
     w.write_arrow(data)
     return w.prepare_commit()
 
@@ -172,7 +172,7 @@ def test_a_retried_task_picks_the_same_buckets(tmp_path):
     table = Table.for_write(path, SCHEMA, OPTIONS)
     restore = BucketRestore.from_table(table)
     data = rows(range(40, 400), v=7)
-    first = table.new_write(restore=restore, stride=1 << 16, slot=3, independent=True)
+    first = table.new_write(restore=restore, task=3)
     first.write_arrow(data)
     first.abort()  # the attempt dies; Spark runs the task again
     retry = task_write(table, restore, 3, data)

@@ -122,7 +122,7 @@ CASES = {
     # Spark, 3 tasks per commit writing the same buckets; spills; no compaction: runs pile up.
     "deduplicate-spark": Case({**BASE, "write-buffer-size": TINY_BUFFER}, dedup, [0.5, 0.15, 0.1, 0.25], "spark",
                               oracles_after=(3, 6)),
-    # Two core writers share every bucket in each commit (stride/slot sequence numbers); spills; full compactions.
+    # Two core writers share every bucket in each commit (one sequence number per task and run); spills; full compactions.
     "partial-update-remove-on-delete": Case(
         {**BASE, "merge-engine": "partial-update", "partial-update.remove-record-on-delete": "true",
          "write-buffer-size": TINY_BUFFER},
@@ -237,7 +237,7 @@ class Writer:
             table = Table.for_write(self.path, SCHEMA, self.options)
             parts = split_by_key(rng, rows, 2) if w == "core-2" else [rows]
             restore = BucketRestore.from_table(table)
-            writes = [table.new_write(restore=restore, stride=len(parts), slot=i) for i in range(len(parts))]
+            writes = [table.new_write(restore=restore, task=i) for i in range(len(parts))]
             for tw, part in zip(writes, parts):
                 for batch in in_batches(arrow(part)):
                     tw.write_arrow(batch)
