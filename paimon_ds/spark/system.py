@@ -49,6 +49,8 @@ class PaimonSystemTableSource(DataSource):
         return spark_schema(system_table_schema(self.system))
 
     def reader(self, schema: StructType) -> DataSourceReader:
+        from .source import check_s3_credentials
+        check_s3_credentials(self.path, {}, self.storage_options or {})  # here, not in the read task
         return SystemTableReader(self.path, self.system, self.storage_options, schema)
 
 
