@@ -20,10 +20,12 @@ __all__ = ["register", "session", "attach", "sql", "read", "write", "foreach_bat
 
 
 def register(spark: SparkSession) -> None:
-    """Register the `paimon` format on a SparkSession (classic or Spark Connect). On Connect it first ships the
-    package to the server as a session artifact (paimon_ds.spark.connect), so nothing of ours need be installed
-    there for batch reads and writes."""
+    """Register the `paimon` format on a SparkSession (classic or Spark Connect): any session of the application
+    (`spark.newSession()` too). It binds the session's `spark.hadoop.fs.s3a.*` settings into the source: call it
+    again after changing them. On Connect it first ships the package to the server as a session artifact
+    (paimon_ds.spark.connect), so nothing of ours need be installed there for batch reads and writes."""
     from .spark.connect import is_connect, ship_package, shipped
+    from .spark.session import register_source
     from .spark.source import source_for_session
     source = source_for_session(spark)
     if is_connect(spark):
@@ -31,7 +33,7 @@ def register(spark: SparkSession) -> None:
         source = shipped(source)  # for streaming, whose workers Spark does not give the artifact
     # Spark refuses a Python reader with pushFilters() unless this (off by default) is on; a runtime SQL conf
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
-    spark.dataSource.register(source)
+    register_source(spark, source)
 
 
 def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] | None = None):

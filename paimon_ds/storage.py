@@ -5,10 +5,12 @@ job's options (Paimon's `s3.*` names or Hadoop's `fs.s3a.*` names), from Spark c
 (`spark.hadoop.fs.s3a.*`, read by the Spark layer and passed down as `fs.s3a.*`), and from the
 environment (botocore's own chain: `AWS_ACCESS_KEY_ID`, `AWS_ENDPOINT_URL_S3`, profiles, instance roles).
 Keys without a dot are fsspec/s3fs arguments (`key`, `endpoint_url`, `client_kwargs`...) and pass as they are.
+missing_s3_credentials tells, before a job starts, whether none of the three gives credentials.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,6 +36,13 @@ _S3_KEYS: dict[str, tuple[str, ...]] = {
     "provider": ("fs.s3a.aws.credentials.provider",),
 }
 S3_PROTOCOLS = ("s3", "s3a", "s3n")
+
+# How long the credentials check waits for botocore's chain. Its last link asks the EC2 instance metadata
+# service, which takes 2.0 s to give up where an address accepts and never answers (1 s for the IMDSv2
+# token, 1 s for IMDSv1; measured) and longer with more attempts configured. A chain still busy then counts
+# as undecided, so the check never delays a job by more than this, nor refuses one it cannot judge.
+CREDENTIALS_CHECK_SECONDS = 5.0
+NO_CREDENTIALS = "no access key and secret key"  # what missing_s3_credentials says when nothing gave any
 
 
 def is_storage_key(key: str) -> bool:
@@ -90,6 +99,45 @@ def fsspec_options(path: str, storage_options: Mapping[str, Any] | None) -> dict
     # Every listing must be fresh: snapshots and schemas appear under a long-lived filesystem.
     kwargs.setdefault("use_listings_cache", False)
     return kwargs
+
+
+def missing_s3_credentials(path: str, storage_options: Mapping[str, Any] | None,
+                           timeout: float = CREDENTIALS_CHECK_SECONDS) -> str | None:
+    """What s3fs would lack to sign requests to ``path``, or None: not S3, anonymous, keys (or a profile, or
+    a botocore session) given, credentials found by botocore's chain in this process's environment, or the
+    chain undecided after ``timeout`` seconds (the job then goes on and its requests find out)."""
+    if protocol_of(path) not in S3_PROTOCOLS:
+        return None
+    kwargs = fsspec_options(path, storage_options)
+    client = kwargs.get("client_kwargs") or {}
+    key = kwargs.get("key") or client.get("aws_access_key_id")
+    secret = kwargs.get("secret") or client.get("aws_secret_access_key")
+    if _is_true(kwargs.get("anon", False)) or kwargs.get("session") is not None or (key and secret):
+        return None
+    if key or secret:  # botocore refuses half a pair (PartialCredentialsError), even with the rest in the environment
+        return "an access key but no secret key" if key else "a secret key but no access key"
+    if kwargs.get("profile"):
+        return None  # botocore reads the profile, and names it if it has no credentials
+    return NO_CREDENTIALS if environment_has_credentials(timeout=timeout) is False else None
+
+
+def environment_has_credentials(timeout: float = CREDENTIALS_CHECK_SECONDS) -> bool | None:
+    """Whether botocore's credential chain (environment variables, profiles, ~/.aws, container and instance
+    roles) finds credentials in this process; None if it fails or has not answered within ``timeout``."""
+    answer: list[bool | None] = []
+
+    def resolve() -> None:
+        try:
+            import botocore.session
+            answer.append(botocore.session.Session().get_credentials() is not None)
+        except Exception:  # noqa: BLE001 - a broken profile or config: the job's own requests report it
+            answer.append(None)
+
+    # a daemon thread, so a metadata service that never answers delays the check by ``timeout`` at most
+    resolver = threading.Thread(target=resolve, name="paimon_ds-credentials-check", daemon=True)
+    resolver.start()
+    resolver.join(timeout)
+    return answer[0] if answer else None
 
 
 def commit_settings(storage_options: Mapping[str, Any] | None) -> tuple[str, bool]:

@@ -4,7 +4,8 @@ Spark gives a Python data source none of a catalog table's OPTIONS, LOCATION or 
 does remember which source a table uses. So every Paimon table gets its own registered source, a
 subclass of PaimonDataSource with the table's path bound, and a session-catalog table that uses it:
 `INSERT INTO`, `INSERT OVERWRITE`, `SELECT`, `saveAsTable` and `spark.read.table` then reach the
-right Paimon table. Only `spark.sql` and `spark.dataSource.register` are used (no JVM handle).
+right Paimon table. Only `spark.sql` and `spark.dataSource.register` are used (no JVM handle), the latter
+through register_source, so that any session of an application can attach.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from ..catalog import Catalog, CatalogError
+from .session import register_source
 from .source import PaimonDataSource, session_storage, storage_job_options
 from .system import drop_system_views, register_system_views
 
@@ -82,7 +84,7 @@ def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] 
         for table in catalog.list_tables(db):
             path = catalog.table_path(f"{db}.{table}")
             name = source_name(path, db, table)
-            spark.dataSource.register(bound_source(path, name, storage_options))
+            register_source(spark, bound_source(path, name, storage_options))
             qualified = f"{quote(db)}.{quote(table)}"
             key = f"{ATTACHED_CONF}.{db}.{table}"
             here = spark.conf.get(key, None)

@@ -1,4 +1,5 @@
-"""A correctly configured local SparkSession: interpreter, quiet logs, filter push-down, `paimon` registered."""
+"""A correctly configured local SparkSession: interpreter, quiet logs, filter push-down, `paimon` registered;
+and registering a Python data source on any session of an application."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from importlib import resources
 from typing import Any
 
 from pyspark.sql import SparkSession
+from pyspark.sql.datasource import DataSource
+from pyspark.sql.types import StructType
 
 
 def spark_defaults() -> dict[str, str]:
@@ -35,3 +38,24 @@ def build_session(app_name: str, master: str | None, conf: dict[str, Any] | None
     from .. import register
     register(spark)
     return spark
+
+
+def register_source(spark: SparkSession, source: type[DataSource]) -> None:
+    """Register a Python data source on ``spark``, any session of the application; again replaces it.
+
+    Classic Spark 4.x checks a new name against the *active* session (a JVM thread-local), not against
+    ``spark``: registering on `spark.newSession()` a name the active session has is refused
+    (DATA_SOURCE_ALREADY_EXISTS), although the registries are per session and ``spark`` lacks it. So on
+    that refusal ``spark`` is made the active session, through the one public call that does so
+    (createDataFrame; an empty one runs nothing), and registered again. It stays active, as after any
+    createDataFrame on it. Spark Connect checks each session on its own: a refusal there is real."""
+    from pyspark.errors import AnalysisException
+
+    from .connect import is_connect
+    try:
+        spark.dataSource.register(source)
+    except AnalysisException as e:
+        if is_connect(spark) or e.getCondition() != "DATA_SOURCE_ALREADY_EXISTS":
+            raise
+        spark.createDataFrame([], StructType([]))
+        spark.dataSource.register(source)

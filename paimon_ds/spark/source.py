@@ -16,7 +16,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from ..options import OptionError
-from ..storage import is_storage_key, spark_conf_storage, split_storage
+from ..storage import NO_CREDENTIALS, is_storage_key, missing_s3_credentials, spark_conf_storage, split_storage
 from ..table import Table
 
 # Options Spark itself passes to a source with the user's: not table options (streaming ones, and the
@@ -41,6 +41,33 @@ BASE_SNAPSHOT_OPTION = "paimon_ds.base-snapshot"
 JOB_OPTIONS = {ROW_KIND_COLUMN_OPTION, FILE_COLUMN_OPTION, ONLY_FILES_OPTION, REPLACE_FILES_OPTION,
                OVERWRITE_PARTITION_OPTION, COMMIT_USER_OPTION, COMMIT_IDENTIFIER_OPTION, POSITION_COLUMN_OPTION,
                BASE_SNAPSHOT_OPTION}
+
+
+class MissingCredentialsError(OptionError):
+    """A read or write of an S3 path that would find no credentials: refused while Spark plans it, before any
+    task runs or any file is written."""
+
+
+def check_s3_credentials(path: str, job_storage: Mapping[str, Any], bound: Mapping[str, Any]) -> None:
+    """Raise MissingCredentialsError if neither the job's storage options, nor the session settings bound into
+    the source (``bound``), nor the environment give credentials for ``path`` (storage.missing_s3_credentials).
+    Without the check, s3fs fails with botocore's bare "Unable to locate credentials", which does not say that
+    `spark.hadoop.fs.s3a.*` set after register() are not seen."""
+    missing = missing_s3_credentials(path, {**bound, **job_storage})
+    if missing is None:
+        return
+    environment = (", and the environment (botocore's chain: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, AWS_PROFILE, "
+                   "~/.aws, container or instance role: nothing)") if missing == NO_CREDENTIALS else ""
+    raise MissingCredentialsError(
+        f"no S3 credentials for {path}: the storage settings have {missing}. Looked in the job's options "
+        f"({', '.join(sorted(job_storage)) or 'no storage options'}), the session's spark.hadoop.fs.s3a.* "
+        "settings bound into the source when paimon_ds.register(spark) (or attach) last ran "
+        f"({', '.join(sorted(bound)) or 'none bound'}){environment}. Python data sources cannot read Spark conf, "
+        "so spark.hadoop.fs.s3a.* settings made after paimon_ds.register(spark) are not seen: call "
+        "paimon_ds.register(spark) again after setting them (paimon_ds.attach(spark, warehouse) again for "
+        "attached tables), or pass s3.access-key, s3.secret-key and s3.endpoint as options of the read or write. "
+        "A public bucket: fs.s3a.aws.credentials.provider = "
+        "org.apache.hadoop.fs.s3a.AnonymousAWSCredentialsProvider.")
 
 
 def table_path(options: dict[str, str]) -> str:
@@ -108,6 +135,9 @@ class PaimonDataSource(DataSource):
                 if k not in SPARK_OPTIONS and k not in JOB_OPTIONS and not is_storage_key(k)}
 
     def _storage(self) -> dict[str, str] | None:
+        # Every read and write plans through here (schema, reader, writer, stream reader and writer), in the
+        # Python process Spark's driver starts for planning: missing credentials stop the job before any task.
+        check_s3_credentials(table_path(self.opts), split_storage(self.opts)[1], self.session_storage)
         return storage_options(self.opts, self.session_storage)
 
     def schema(self) -> StructType:

@@ -21,6 +21,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from ..system_tables import SYSTEM_TABLES, normalize_name, system_table_schema
+from .session import register_source
 from .types import arrow_schema_for_spark, spark_schema
 
 GLOBAL_TEMP_CONF = "spark.sql.globalTempDatabase"
@@ -48,6 +49,8 @@ class PaimonSystemTableSource(DataSource):
         return spark_schema(system_table_schema(self.system))
 
     def reader(self, schema: StructType) -> DataSourceReader:
+        from .source import check_s3_credentials
+        check_s3_credentials(self.path, {}, self.storage_options or {})  # here, not in the read task
         return SystemTableReader(self.path, self.system, self.storage_options, schema)
 
 
@@ -88,7 +91,7 @@ def system_table(spark: SparkSession, path: str, name: str,
     of the Paimon table at ``path``, as a DataFrame computed when it is read."""
     from .source import session_storage
     source = system_source(path, name, {**session_storage(spark), **(storage_options or {})})
-    spark.dataSource.register(source)
+    register_source(spark, source)
     return spark.read.format(source.name()).load()
 
 
@@ -107,7 +110,7 @@ def register_system_views(spark: SparkSession, path: str, database: str, table: 
     names = []
     for system in SYSTEM_TABLES:
         source = system_source(path, system, storage_options)
-        spark.dataSource.register(source)
+        register_source(spark, source)
         view = f"{database}.{table}${system}"
         # the schema given here spares Spark a Python worker to ask the source for it (~1/3 of the cost)
         spark.read.format(source.name()).schema(spark_schema(system_table_schema(system))).load() \

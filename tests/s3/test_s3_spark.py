@@ -9,11 +9,13 @@ S3A): what paimon_ds wrote to S3 is byte-for-byte what they read.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
 import pyarrow as pa
 import pytest
+from pyspark.errors import AnalysisException
 from pyspark.sql import functions as F
 from spark._helpers import sorted_rows
 from spark.test_roundtrip import all_types_table
@@ -21,6 +23,7 @@ from spark.test_roundtrip import all_types_table
 import paimon_ds
 from paimon_ds import Catalog, Table
 from paimon_ds.spark.source import session_storage
+from paimon_ds.storage import environment_has_credentials
 
 
 def save(df, path: str, opts: dict[str, str], mode: str = "append", **extra: str) -> None:
@@ -100,6 +103,73 @@ def test_credentials_from_spark_conf(spark, s3_server):
             spark.conf.unset(k)
         paimon_ds.register(spark)
     assert session_storage(spark) == {}
+
+
+def spark_workers_find_aws_credentials(spark) -> bool:
+    """Whether botocore finds credentials in Spark's Python workers, where a source plans its reads and writes
+    (they have the environment the driver had when Spark started, not what a test sets later)."""
+    found = F.udf(lambda _: bool(environment_has_credentials()), "boolean")
+    return spark.range(1).select(found("id")).first()[0]
+
+
+def test_s3_conf_set_after_register_is_refused_before_any_task(spark, s3_server):
+    """`spark.hadoop.fs.s3a.*` set after register() are not seen by the source (it cannot read Spark conf): with
+    no other credentials, the job is refused while Spark plans it, saying to register again."""
+    if spark_workers_find_aws_credentials(spark):
+        pytest.skip("Spark's workers find AWS credentials in their environment: nothing would be missing")
+    path = f"s3://{s3_server.new_bucket('late')}/warehouse/db.db/t"
+    conf = {"spark.hadoop.fs.s3a.endpoint": s3_server.endpoint,
+            "spark.hadoop.fs.s3a.access.key": s3_server.ACCESS_KEY,
+            "spark.hadoop.fs.s3a.secret.key": s3_server.SECRET_KEY,
+            "spark.hadoop.fs.s3a.path.style.access": "true"}
+    tracker = spark.sparkContext.statusTracker()
+    refused = re.escape(f"MissingCredentialsError: no S3 credentials for {path}: the storage settings have no "
+                        "access key and secret key. Looked in the job's options (no storage options), the "
+                        "session's spark.hadoop.fs.s3a.* settings bound into the source when "
+                        "paimon_ds.register(spark) (or attach) last ran (none bound), and the environment")
+    df = spark.createDataFrame([(1, "a"), (2, "b")], "id BIGINT, v STRING")
+    paimon_ds.register(spark)  # with no S3 settings in the session
+    for k, v in conf.items():
+        spark.conf.set(k, v)
+    try:
+        jobs = set(tracker.getJobIdsForGroup())
+        with pytest.raises(AnalysisException, match=refused) as raised:
+            df.write.format("paimon").mode("append").save(path)
+        assert "call paimon_ds.register(spark) again after setting them" in str(raised.value)
+        assert set(tracker.getJobIdsForGroup()) == jobs  # refused while planned: no Spark job, so no task
+        assert s3_server.fs().find(path.removeprefix("s3://")) == []  # and nothing written
+
+        paimon_ds.register(spark)  # binds the settings the session has now
+        df.write.format("paimon").mode("append").save(path)
+        assert set(tracker.getJobIdsForGroup()) > jobs
+        back = spark.read.format("paimon").load(path)
+        assert back.schema == df.schema
+        assert sorted(tuple(r) for r in back.collect()) == [(1, "a"), (2, "b")]
+    finally:
+        for k in conf:
+            spark.conf.unset(k)
+        paimon_ds.register(spark)
+    assert session_storage(spark) == {}
+    # the settings gone (and unbound) again: reads are refused while planned too, batch and stream alike
+    jobs = set(tracker.getJobIdsForGroup())
+    with pytest.raises(AnalysisException, match=refused):
+        spark.read.format("paimon").load(path)
+    with pytest.raises(AnalysisException, match=refused):
+        spark.readStream.format("paimon").load(path)
+    assert set(tracker.getJobIdsForGroup()) == jobs
+
+
+def test_anonymous_access_needs_no_credentials(spark, s3_server):
+    """`fs.s3a.aws.credentials.provider` = Anonymous...: unsigned requests, which the check lets through."""
+    bucket = s3_server.new_bucket("public")
+    s3_server.fs().call_s3("put_bucket_acl", Bucket=bucket, ACL="public-read-write")
+    path = f"s3://{bucket}/warehouse/db.db/t"
+    opts = {"s3.endpoint": s3_server.endpoint, "s3.path.style.access": "true",
+            "fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.AnonymousAWSCredentialsProvider"}
+    df = spark.createDataFrame([(1, "a"), (2, "b")], "id BIGINT, v STRING")
+    save(df, path, opts, bucket="1", **{"primary-key": "id"})
+    save(spark.createDataFrame([(2, "B")], df.schema), path, opts)
+    assert sorted(tuple(r) for r in load(spark, path, opts).collect()) == [(1, "a"), (2, "B")]
 
 
 def test_credentials_from_the_environment(s3_server, tmp_path):

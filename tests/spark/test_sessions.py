@@ -1,0 +1,68 @@
+"""register() and attach() on every session of an application (`spark.newSession()`), and again on one.
+
+Python data sources are registered per session, but classic Spark checks a new name against the active
+session: without paimon_ds.spark.session.register_source a second session was refused
+DATA_SOURCE_ALREADY_EXISTS for `paimon` and for every table an earlier attach() had registered.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+import paimon_ds
+from paimon_ds import Catalog
+
+
+def rows(df) -> list[tuple]:
+    return sorted(tuple(r) for r in df.collect())
+
+
+def test_register_twice_and_on_a_new_session(spark, tmp_path):
+    paimon_ds.register(spark)
+    paimon_ds.register(spark)  # again on the same session: replaces its `paimon`
+    other = spark.newSession()
+    path = str(tmp_path / "wh" / "db.db" / "t")
+    # registries are per session: the new one does not see the first one's `paimon`
+    with pytest.raises(Exception, match="DATA_SOURCE_NOT_FOUND"):
+        other.read.format("paimon").load(path)
+
+    paimon_ds.register(other)
+    paimon_ds.register(other)
+    df = other.createDataFrame([(1, "a"), (2, "b")], "id BIGINT, v STRING")
+    df.write.format("paimon").option("primary-key", "id").option("bucket", "1").mode("append").save(path)
+    other.createDataFrame([(2, "B")], df.schema).write.format("paimon").mode("append").save(path)
+    assert rows(other.read.format("paimon").load(path)) == [(1, "a"), (2, "B")]
+    assert rows(other.read.format("paimon").load(path).where("id > 1")) == [(2, "B")]  # filter push-down is on
+
+    # the original session still works, and registers again while the other one is active
+    spark.createDataFrame([(3, "c")], df.schema).write.format("paimon").mode("append").save(path)
+    assert rows(spark.read.format("paimon").load(path)) == [(1, "a"), (2, "B"), (3, "c")]
+    paimon_ds.register(spark)
+    assert rows(other.read.format("paimon").load(path)) == [(1, "a"), (2, "B"), (3, "c")]
+
+
+def test_attach_on_a_new_session_after_the_first(spark, tmp_path):
+    warehouse = str(tmp_path / "wh")
+    catalog = Catalog(warehouse)
+    catalog.create_database("sessions")
+    catalog.create_table("sessions.t", pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())]),
+                         primary_keys=["id"], options={"bucket": "1"})
+    # the first session registers the table's source (and its system tables'); a new session registers
+    # the same names, which Spark refused while the first session was active
+    paimon_ds.attach(spark, warehouse)
+    spark.sql("INSERT INTO sessions.t VALUES (1, 'a')")
+
+    other = spark.newSession()
+    paimon_ds.attach(other, warehouse)
+    other.sql("INSERT INTO sessions.t VALUES (2, 'b'), (1, 'A')")
+    assert rows(other.sql("SELECT * FROM sessions.t")) == [(1, "A"), (2, "b")]
+    assert rows(other.sql("SELECT snapshot_id, commit_kind FROM global_temp.`sessions.t$snapshots`")) == \
+        [(1, "APPEND"), (2, "APPEND")]
+
+    # the original session goes on with the same table
+    spark.sql("INSERT INTO sessions.t VALUES (3, 'c')")
+    assert rows(spark.sql("SELECT * FROM sessions.t")) == [(1, "A"), (2, "b"), (3, "c")]
+    paimon_ds.attach(spark, warehouse)  # again, while the other session is active
+    assert rows(spark.sql("SELECT * FROM sessions.t WHERE id >= 2")) == [(2, "b"), (3, "c")]
+    assert rows(other.sql("SELECT * FROM sessions.t")) == [(1, "A"), (2, "b"), (3, "c")]
