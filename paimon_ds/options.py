@@ -221,7 +221,8 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("dynamic-bucket.target-row-num", 2_000_000, _positive_int,
            "Dynamic-bucket tables (bucket=-1): keys per bucket before a new bucket opens."),
     Option("dynamic-bucket.initial-buckets", None, _positive_int,
-           "Dynamic-bucket tables: the number of bucket assigners (at most the assigner channels)."),
+           "Dynamic-bucket tables: buckets a partition's new keys spread over at first (writes without a shuffle: "
+           "room for this many x target-row-num, default 16; paimon_ds.write: its assigners, at most the channels)."),
     Option("dynamic-bucket.max-buckets", -1, _max_buckets,
            "Dynamic-bucket tables: at most this many buckets per partition (-1: no limit; Paimon 1.1+)."),
     Option("dynamic-bucket.assigner-parallelism", None, _positive_int,

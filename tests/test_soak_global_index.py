@@ -84,6 +84,8 @@ BOOTSTRAP_SCRIPT = textwrap.dedent("""
     loaded = a.bootstrap()
     t_boot = time.time() - t0
     boot_peak = peak()
+    import os
+    disk = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(sys.argv[3]) for f in fs)
     n, per_bucket = int(sys.argv[5]), int(sys.argv[6])
     rng = np.random.default_rng(5)
     ids = np.unique(rng.integers(0, n, 1_300_000))  # (choice without replacement would permute all n)
@@ -98,7 +100,7 @@ BOOTSTRAP_SCRIPT = textwrap.dedent("""
         out_rows += a.process(batch).num_rows
     t_move = time.time() - t1
     a.close()
-    print(loaded, base, boot_peak, peak(), t_boot, t_move, out_rows)
+    print(loaded, base, boot_peak, peak(), t_boot, t_move, out_rows, disk)
 """)
 
 
@@ -114,11 +116,12 @@ def test_bootstrap_20m_keys(tmp_path):
     assert res.returncode == 0, res.stderr
     loaded, base, boot_peak, peak = (int(x) for x in res.stdout.split()[:4])
     t_boot, t_move = (float(x) for x in res.stdout.split()[4:6])
-    out_rows = int(res.stdout.split()[6])
+    out_rows, disk = int(res.stdout.split()[6]), int(res.stdout.split()[7])
     print(f"\ncross-partition soak: {KEYS} keys in {PARTITIONS} partitions x {BUCKETS} buckets written in "
           f"{t_write:.0f}s; bootstrap loaded {loaded} keys in {t_boot:.1f}s ({loaded / t_boot / 1e6:.2f}M keys/s), "
           f"page cache {CACHE_MB} MiB: peak RSS {base >> 20} MiB after imports, {boot_peak >> 20} MiB after the "
-          f"bootstrap (+{(boot_peak - base) >> 20} MiB); 1M moves in {t_move:.1f}s ({out_rows} rows out), "
+          f"bootstrap (+{(boot_peak - base) >> 20} MiB), index on disk {disk >> 20} MiB; "
+          f"1M moves in {t_move:.1f}s ({out_rows} rows out), "
           f"peak RSS {peak >> 20} MiB")
     assert loaded == live
     assert out_rows == 2_000_000  # every moved key: a -D in its old partition and the row in the new one

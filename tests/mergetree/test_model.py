@@ -122,7 +122,7 @@ CASES = {
     # Spark, 3 tasks per commit writing the same buckets; spills; no compaction: runs pile up.
     "deduplicate-spark": Case({**BASE, "write-buffer-size": TINY_BUFFER}, dedup, [0.5, 0.15, 0.1, 0.25], "spark",
                               oracles_after=(3, 6)),
-    # Two core writers share every bucket in each commit (one sequence number per task and run); spills; full compactions.
+    # Two core writers share every bucket in each commit (a sequence number per task and run); spills; compactions.
     "partial-update-remove-on-delete": Case(
         {**BASE, "merge-engine": "partial-update", "partial-update.remove-record-on-delete": "true",
          "write-buffer-size": TINY_BUFFER},
