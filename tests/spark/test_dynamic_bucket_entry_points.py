@@ -295,3 +295,39 @@ def test_a_million_new_keys_in_one_write(spark, tmp_path, initial):
     if initial:
         assert sorted(set(second) - set(first)) == [4, 5, 6, 7] and not set(grew) & set(first)
     assert spark.read.format("paimon").load(path).count() == 1_300_000
+
+
+def test_the_same_new_key_in_two_spark_tasks(spark, tmp_path):
+    """Both tasks of one df.write.format meet new keys 0..199 (and an indexed key 500): one row per key, in one
+    bucket, and the later Spark partition's row wins."""
+    from pyspark.sql import functions as F
+    path = str(tmp_path / "t")
+    opts = {"primary-key": "id", "dynamic-bucket.target-row-num": "30", "dynamic-bucket.initial-buckets": "3"}
+    spark.createDataFrame([(500, -1)], "id BIGINT, v BIGINT").write.format("paimon").options(**opts) \
+        .mode("append").save(path)
+    rows = [(k, 0) for k in range(200)] + [(500, 0)] + [(k, 1) for k in range(200)] + [(500, 1)]
+    df = spark.sparkContext.parallelize(rows, 2).toDF("id BIGINT, v BIGINT")
+    assert [sorted({r.v for r in p}) for p in df.rdd.glom().collect()] == [[0], [1]]  # partition 1 holds v = 1
+    assert df.select(F.spark_partition_id().alias("p")).distinct().count() == 2
+    df.write.format("paimon").mode("append").save(path)
+    got = sorted(tuple(r) for r in spark.read.format("paimon").load(path).collect())
+    assert got == [(k, 1) for k in range(200)] + [(500, 1)]
+    homes = {k: b for (_, k), b in check_one_bucket_per_key_unpartitioned(path).items()}
+    assert len(homes) == 201 and len(set(homes.values())) >= 3
+
+
+def check_one_bucket_per_key_unpartitioned(path: str) -> dict[tuple[str, int], int]:
+    """(partition '', id) -> bucket: each key's rows in one bucket (merged reads per bucket split)."""
+    table = Table.load(path)
+    where: dict[tuple[str, int], set[int]] = {}
+    for split in table.new_scan().plan():
+        for batch in table.new_read().read(split):
+            for k in batch.column("id").to_pylist():
+                where.setdefault(("", k), set()).add(split.bucket)
+    assert all(len(b) == 1 for b in where.values())
+    indexed = index_of_unpartitioned(path)
+    seen: set = set()
+    for hashes in indexed.values():
+        assert not seen & hashes
+        seen |= hashes
+    return {k: next(iter(b)) for k, b in where.items()}
