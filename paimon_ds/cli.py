@@ -6,6 +6,12 @@
     paimon-ds tag PATH NAME [--snapshot ID]       paimon-ds delete-tag PATH NAME
     paimon-ds rollback PATH (--snapshot ID | --tag NAME)
     paimon-ds remove-orphans PATH [--older-than DURATION] [--dry-run]
+    paimon-ds branches PATH                       paimon-ds branch PATH NAME [--tag TAG] [--ignore-if-exists]
+    paimon-ds delete-branch PATH NAME[,NAME...]   paimon-ds rename-branch PATH FROM TO
+    paimon-ds fast-forward PATH NAME
+
+Every command takes --branch NAME to work on a branch instead of main (describe, compact, expire, tag...; a
+branch is created from a tag of that branch, and fast-forward moves that branch).
 """
 
 from __future__ import annotations
@@ -74,41 +80,65 @@ def _compact(table: Table, full: bool, partitions: str | None) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from . import procedures
     from .operation import maintenance as m
     from .options import parse_duration_ms
     parser = argparse.ArgumentParser(prog="paimon-ds", description="Maintain Apache Paimon tables (no Spark needed).")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--branch", help="work on this branch of the table (default: main)")
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("describe", help="schema, snapshots, and files, rows, sorted runs and levels per bucket")
+
+    def add(name: str, **kwargs):
+        return sub.add_parser(name, parents=[common], **kwargs)
+
+    p = add("describe", help="schema, snapshots, and files, rows, sorted runs and levels per bucket")
     p.add_argument("path")
-    p = sub.add_parser("compact", help="compact every bucket that needs it (universal compaction / small files)")
+    p = add("compact", help="compact every bucket that needs it (universal compaction / small files)")
     p.add_argument("path")
     p.add_argument("--full", action="store_true", help="full compaction: one sorted run (or file set) per bucket")
     p.add_argument("--partitions", help="only these partitions, e.g. 'dt=2024-01-01,hr=1;dt=2024-01-02'")
-    p = sub.add_parser("expire", help="expire old snapshots (defaults: the table's snapshot.* options)")
+    p = add("expire", help="expire old snapshots (defaults: the table's snapshot.* options)")
     p.add_argument("path")
     p.add_argument("--retain-min", type=int)
     p.add_argument("--retain-max", type=int)
     p.add_argument("--older-than", help="expire snapshots older than this (e.g. 1 h, 7 d)")
-    p = sub.add_parser("tag", help="tag a snapshot (the latest by default)")
+    p = add("tag", help="tag a snapshot (the latest by default)")
     p.add_argument("path")
     p.add_argument("name")
     p.add_argument("--snapshot", type=int)
-    p = sub.add_parser("delete-tag", help="delete a tag and the files only it kept")
+    p = add("delete-tag", help="delete a tag and the files only it kept")
     p.add_argument("path")
     p.add_argument("name")
-    p = sub.add_parser("rollback", help="make a snapshot or tag the latest again (newer snapshots are deleted)")
+    p = add("rollback", help="make a snapshot or tag the latest again (newer snapshots are deleted)")
     p.add_argument("path")
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--snapshot", type=int)
     target.add_argument("--tag")
-    p = sub.add_parser("remove-orphans", help="delete unreferenced files older than a margin (default 1 d)")
+    p = add("remove-orphans", help="delete unreferenced files older than a margin (default 1 d)")
     p.add_argument("path")
     p.add_argument("--older-than", default="1 d")
     p.add_argument("--dry-run", action="store_true")
+    p = add("branches", help="list the table's branches")
+    p.add_argument("path")
+    p = add("branch", help="create a branch: from a tag, or empty (the current schema, no snapshot)")
+    p.add_argument("path")
+    p.add_argument("name")
+    p.add_argument("--tag")
+    p.add_argument("--ignore-if-exists", action="store_true")
+    p = add("delete-branch", help="delete branches (comma-separated); files only they used become orphans")
+    p.add_argument("path")
+    p.add_argument("name")
+    p = add("rename-branch", help="rename a branch")
+    p.add_argument("path")
+    p.add_argument("name")
+    p.add_argument("to")
+    p = add("fast-forward", help="make main (or --branch) what a branch is: its snapshots, schemas and tags")
+    p.add_argument("path")
+    p.add_argument("name")
     args = parser.parse_args(argv)
 
     try:
-        table = Table.load(args.path)
+        table = Table.load(args.path, {"branch": args.branch} if args.branch else None)
         if args.command == "describe":
             print(_describe(table))
         elif args.command == "compact":
@@ -124,6 +154,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"deleted tag {args.name!r} and {len(m.delete_tag(table, args.name))} file(s) only it kept")
         elif args.command == "rollback":
             print(f"rolled back to snapshot {m.rollback(table, args.snapshot, args.tag).id}")
+        elif args.command == "branches":
+            print("\n".join(["main", *table.branch_manager().branches()]))
+        elif args.command == "branch":
+            created = procedures.create_branch(table, args.name, args.tag, args.ignore_if_exists)
+            origin = f"from tag {args.tag!r}" if args.tag else "empty (no snapshot yet)"
+            print(f"created branch {args.name!r} {origin}" if created else f"branch {args.name!r} exists")
+        elif args.command == "delete-branch":
+            procedures.delete_branch(table, args.name)
+            print(f"deleted branch(es) {args.name}")
+        elif args.command == "rename-branch":
+            procedures.rename_branch(table, args.name, args.to)
+            print(f"renamed branch {args.name!r} to {args.to!r}")
+        elif args.command == "fast-forward":
+            procedures.fast_forward(table, args.name)
+            print(f"fast-forwarded {table.branch!r} to branch {args.name!r}: latest snapshot "
+                  f"{table.snapshot_manager.latest_id()}")
         elif args.command == "remove-orphans":
             found = m.remove_orphan_files(table, parse_duration_ms(args.older_than), dry_run=args.dry_run)
             verb = "would delete" if args.dry_run else "deleted"

@@ -190,6 +190,10 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("scan.timestamp-millis", None, int, "Read the latest snapshot committed at or before this epoch millis.",
            table=False),
     Option("scan.tag-name", None, str, "Read the snapshot a tag points to.", table=False),
+    Option("branch", "main", str, "The branch a read or write uses (Paimon 1.x: `branch/branch-<name>/` holds its "
+           "schemas, snapshots and tags; data files are shared); main is the table itself.", table=False),
+    Option("scan.fallback-branch", None, str, "Batch reads: partitions this branch lacks are read from that branch "
+           "(same column types required); streaming reads see this branch only."),
     Option("write.merge-schema", False, parse_bool,
            "true: a write whose data has new columns adds them to the table (last, nullable) and one whose "
            "column types are wider widens the table's, in a new schema file written before the data.",

@@ -160,3 +160,14 @@ def test_values(pred: Predicate, values: dict[str, Any]) -> bool:
     if isinstance(pred, Or):
         return any(test_values(c, values) for c in pred.children)
     raise TypeError(pred)
+
+
+def rename_fields(pred: Predicate | None, names: dict[str, str]) -> Predicate | None:
+    """The same predicate over other column names (``names``: old -> new; others kept)."""
+    if pred is None:
+        return None
+    if isinstance(pred, Leaf):
+        return Leaf(pred.op, names.get(pred.field, pred.field), pred.literals)
+    if isinstance(pred, (And, Or)):
+        return type(pred)(tuple(rename_fields(c, names) for c in pred.children))
+    raise TypeError(pred)

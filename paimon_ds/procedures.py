@@ -17,8 +17,11 @@ from .table import Table
 TableRef = str | Table
 
 
-def _table(table: TableRef, storage_options: dict[str, Any] | None = None) -> Table:
-    return table if isinstance(table, Table) else Table.load(table, None, storage_options)
+def _table(table: TableRef, storage_options: dict[str, Any] | None = None, branch: str | None = None) -> Table:
+    """``table`` as a Table: a path is opened on ``branch`` (main by default)."""
+    if isinstance(table, Table):
+        return table
+    return Table.load(table, {"branch": branch} if branch else None, storage_options)
 
 
 def to_millis(value: dt.datetime | str | int | float) -> int:
@@ -78,3 +81,40 @@ def remove_orphan_files(table: TableRef, older_than: dt.datetime | str | int | N
     now = int(time.time() * 1000)
     margin = maintenance.DEFAULT_ORPHAN_MARGIN_MS if older_than is None else max(0, now - to_millis(older_than))
     return maintenance.remove_orphan_files(t, margin, now, dry_run)
+
+
+# ------------------------------------------------------------------ branches (Paimon 1.x)
+def create_branch(table: TableRef, branch: str, tag: str | None = None, ignore_if_exists: bool = False,
+                  storage_options: dict[str, Any] | None = None) -> bool:
+    """Create a branch, as Paimon's create_branch: from ``tag`` (the branch starts at the tagged snapshot), or
+    without one an empty branch with the table's current schema and no snapshot. A Table opened on a branch
+    creates from that branch's tag. Returns False if it existed and ``ignore_if_exists``."""
+    return _table(table, storage_options).branch_manager().create(branch, tag, ignore_if_exists)
+
+
+def delete_branch(table: TableRef, branch: str, storage_options: dict[str, Any] | None = None) -> None:
+    """Delete a branch (or several, comma-separated, as Paimon's procedure takes them): its schemas, snapshots
+    and tags. Data files only it wrote become orphans (remove_orphan_files deletes them)."""
+    names = [b.strip() for b in str(branch).split(",")] if branch else [branch]
+    manager = _table(table, storage_options).branch_manager()
+    for name in names:  # all checked first: a bad name deletes none of them
+        manager.check_drop(name)
+    for name in names:
+        manager.drop(name)
+
+
+def rename_branch(table: TableRef, from_branch: str, to_branch: str,
+                  storage_options: dict[str, Any] | None = None) -> None:
+    """Rename a branch."""
+    _table(table, storage_options).branch_manager().rename(from_branch, to_branch)
+
+
+def fast_forward(table: TableRef, branch: str, storage_options: dict[str, Any] | None = None) -> None:
+    """Fast-forward the table's branch (main, or the branch a Table was opened on) to ``branch``: its snapshots,
+    schemas and tags from the branch's earliest snapshot on are replaced by the branch's."""
+    _table(table, storage_options).branch_manager().fast_forward(branch)
+
+
+def list_branches(table: TableRef, storage_options: dict[str, Any] | None = None) -> list[str]:
+    """The table's branches other than main, sorted."""
+    return _table(table, storage_options).branch_manager().branches()

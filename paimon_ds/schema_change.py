@@ -38,6 +38,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from .branch import MAIN_BRANCH, branch_path
 from .fs import FileIO
 from .options import LOCAL_KEYS, OPTIONS, OptionError, is_known_key, parse_list, validate
 from .schema import SCHEMA_VERSION, SchemaManager, TableSchema
@@ -444,16 +445,18 @@ def _writable_problems(schema: TableSchema) -> list[str]:
 # ------------------------------------------------------------------------------------ commit
 
 def commit_changes(path: str, changes: Iterable[SchemaChange] | SchemaChange,
-                   storage_options: dict[str, Any] | None = None) -> TableSchema:
-    """Apply ``changes`` to the table at ``path`` as one new schema file; return the new schema.
+                   storage_options: dict[str, Any] | None = None, branch: str = MAIN_BRANCH) -> TableSchema:
+    """Apply ``changes`` to the table at ``path`` (its ``branch``) as one new schema file; return the new schema.
 
     The schema file is created only if absent: when another writer created that id first, the
     changes are applied again to the newer schema (and checked again).
     """
     changes = [changes] if not isinstance(changes, Iterable) else list(changes)
     io = FileIO(path, storage_options)
-    schemas = SchemaManager(io, io.root)
-    snapshots = SnapshotManager(io, io.root)
+    if branch != MAIN_BRANCH:
+        Table.load(path, {"branch": branch}, storage_options)  # raises naming a missing branch
+    schemas = SchemaManager(io, branch_path(io.root, branch))
+    snapshots = SnapshotManager(io, branch_path(io.root, branch))
     for _ in range(MAX_ATTEMPTS):
         old = schemas.latest()
         if old is None:
@@ -555,10 +558,11 @@ def merge_write_schema(schema: TableSchema, data: pa.Schema, explicit_cast: bool
                        int(time.time() * 1000), SCHEMA_VERSION)
 
 
-def commit_merged_schema(io: FileIO, data: pa.Schema, explicit_cast: bool = False) -> TableSchema:
-    """Merge ``data``'s columns into the table's latest schema and write the result as the next schema
-    file (create-if-absent; merged again onto a schema another writer created first)."""
-    schemas = SchemaManager(io, io.root)
+def commit_merged_schema(io: FileIO, data: pa.Schema, explicit_cast: bool = False,
+                         branch: str = MAIN_BRANCH) -> TableSchema:
+    """Merge ``data``'s columns into the latest schema of the table's ``branch`` and write the result as the
+    next schema file (create-if-absent; merged again onto a schema another writer created first)."""
+    schemas = SchemaManager(io, branch_path(io.root, branch))
     for _ in range(MAX_ATTEMPTS):
         old = schemas.latest()
         if old is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,6 +12,7 @@ from .fs import FileIO
 SNAPSHOT_VERSION = 3
 # Paimon's commitIdentifier for batch (non-streaming) commits: Long.MAX_VALUE.
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
+_TMP = re.compile(r"\.[0-9a-f]{32}\.tmp$")  # FileIO's temporary name of a file being created
 
 
 class SnapshotNotFound(LookupError):
@@ -86,6 +88,7 @@ class SnapshotManager:
         self.io = io
         self.table_path = table_path
         self.dir = f"{table_path}/snapshot"
+        self.tag_dir = f"{table_path}/tag"
 
     def path(self, snapshot_id: int) -> str:
         return f"{self.dir}/snapshot-{snapshot_id}"
@@ -154,8 +157,13 @@ class SnapshotManager:
             raise SnapshotNotFound(f"no snapshot of {self.table_path} was committed at or before {time_millis}")
         return best
 
+    def tag_names(self) -> list[str]:
+        # (a tag being created is a hidden `tag-<name>.<uuid>.tmp` first: not a tag yet)
+        return sorted(n[4:] for n in self.io.list_names(self.tag_dir)
+                      if n.startswith("tag-") and not _TMP.search(n))
+
     def tag(self, name: str) -> Snapshot:
         try:
-            return Snapshot.from_json(self.io.read_text(f"{self.table_path}/tag/tag-{name}"))
+            return Snapshot.from_json(self.io.read_text(f"{self.tag_dir}/tag-{name}"))
         except FileNotFoundError:
             raise SnapshotNotFound(f"tag {name!r} does not exist in {self.table_path}") from None

@@ -8,6 +8,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from .branch import MAIN_BRANCH, BranchError, BranchManager, branch_path, normalize_branch
 from .fs import FileIO
 from .options import OptionError, Options, parse_bool, parse_list, table_options, validate
 from .schema import SchemaManager, TableSchema
@@ -25,13 +26,17 @@ class Table:
                  storage_options: dict[str, Any] | None = None, io: FileIO | None = None) -> None:
         self.path = path
         self.io = io or FileIO(path, storage_options)
-        self.root = self.io.root
+        self.root = self.io.root  # data files, manifests and index files: shared by every branch
         self.storage_options = storage_options
         self.schema = schema
         self.dynamic_options = dict(dynamic_options or {})
         self.options = Options(schema.options).with_overrides(self.dynamic_options)
-        self.schema_manager = SchemaManager(self.io, self.root)
-        self.snapshot_manager = SnapshotManager(self.io, self.root)
+        # the branch read and written (option `branch`): its own schema/, snapshot/ and tag/ directories
+        self.branch = normalize_branch(self.dynamic_options.get("branch"))
+        self.branch_root = branch_path(self.root, self.branch)
+        self.schema_manager = SchemaManager(self.io, self.branch_root)
+        self.snapshot_manager = SnapshotManager(self.io, self.branch_root)
+        self._fallback: tuple[Table | None] | None = None  # (fallback table,) once loaded
 
     # ------------------------------------------------------------------ opening
     @staticmethod
@@ -40,13 +45,24 @@ class Table:
         return bool(SchemaManager(io, io.root).list_ids())
 
     @staticmethod
+    def _latest_schema(io: FileIO, path: str, branch: str) -> TableSchema | None:
+        """The latest schema of ``branch``; None if there is no table. A branch the table lacks is an error."""
+        schema = SchemaManager(io, branch_path(io.root, branch)).latest()
+        if schema is None and branch != MAIN_BRANCH and SchemaManager(io, io.root).list_ids():
+            manager = BranchManager(io, io.root)
+            manager.require(branch)  # raises BranchNotFound naming the branches there are
+            raise BranchError(f"branch {branch!r} of {path} has no schema file (an interrupted creation?): "
+                              "delete it and create it again")
+        return schema
+
+    @staticmethod
     def load(path: str, options: Mapping[str, str] | None = None,
              storage_options: dict[str, Any] | None = None) -> Table:
         """Open the table at ``path``; per-job options (scan.*, ...) overlay the stored ones."""
         options, storage_options = _split_storage(options, storage_options)
         validate(options)
         io = FileIO(path, storage_options)
-        schema = SchemaManager(io, io.root).latest()
+        schema = Table._latest_schema(io, path, normalize_branch(options.get("branch")))
         if schema is None:
             if io.exists(io.root) and io.list_names(io.root):
                 raise TableNotFound(f"{path} exists but is not a Paimon table (no schema/schema-N file)")
@@ -77,7 +93,11 @@ class Table:
         options = {k: str(v) for k, v in options.items() if v is not None}
         validate(options)
         io = FileIO(path, storage_options)
-        existing = SchemaManager(io, io.root).latest()
+        branch = normalize_branch(options.get("branch"))
+        existing = Table._latest_schema(io, path, branch)
+        if existing is None and branch != MAIN_BRANCH:
+            raise BranchError(f"no Paimon table at {path}: a branch ({branch!r}) is written in an existing table "
+                              "only (create the table, then the branch)")
         if existing is None:
             if io.exists(io.root) and (io.is_dir(io.root) is False or _has_foreign_content(io)):
                 raise TableNotFound(f"{path} holds files that are not a Paimon table; refusing to write there")
@@ -90,7 +110,7 @@ class Table:
                 # before any data is written (a mismatch it cannot merge raises here, writing nothing)
                 from .schema_change import commit_merged_schema
                 existing = commit_merged_schema(
-                    io, arrow_schema, parse_bool(options.get("write.merge-schema.explicit-cast", "false")))
+                    io, arrow_schema, parse_bool(options.get("write.merge-schema.explicit-cast", "false")), branch)
             table = Table(path, existing, options, storage_options, io)
             table.check_write_schema(arrow_schema, options)
         table.check_writable()
@@ -182,6 +202,18 @@ class Table:
 
     def arrow_schema(self) -> pa.Schema:
         return self.schema.arrow_schema()
+
+    def branch_manager(self) -> BranchManager:
+        """The table's branches, seen from this table's branch (fast_forward moves it; create takes its tags)."""
+        return BranchManager(self.io, self.root, self.branch)
+
+    def fallback_table(self) -> Table | None:
+        """The branch `scan.fallback-branch` names, as a batch read of this table sees it (its partitions that
+        this branch lacks are read from there); None without the option."""
+        if self._fallback is None:
+            from .operation.fallback import load_fallback
+            self._fallback = (load_fallback(self),)
+        return self._fallback[0]
 
     def latest_snapshot(self) -> Snapshot | None:
         return self.snapshot_manager.latest()

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..branch import BranchError
 from ..fs import is_uri
 from ..index.hash_index import INDEX_DIR
 from ..index.manifest import IndexManifestFile
@@ -34,8 +35,8 @@ class ExpireResult:
 
 
 def _tag_snapshots(table: Table) -> list[Snapshot]:
-    names = [n for n in table.io.list_names(f"{table.root}/tag") if n.startswith("tag-")]
-    return [table.snapshot_manager.tag(n[4:]) for n in names]
+    sm = table.snapshot_manager
+    return [sm.tag(name) for name in sm.tag_names()]
 
 
 class _References:
@@ -93,14 +94,36 @@ class _References:
                     self.data.add(self._data_path(e))
 
 
+def _branch_tables(table: Table) -> list[Table]:
+    """``table`` and each other branch of it (main too), opened; raises, before anything is deleted, if one
+    cannot be read: it might use any file (Paimon's orphan clean aborts on such a branch too)."""
+    from ..table import Table as TableClass
+    out = [table]
+    for branch in ["main", *table.branch_manager().branches()]:
+        if branch == table.branch:
+            continue
+        try:
+            out.append(TableClass.load(table.path, {"branch": branch}, table.storage_options))
+        except (LookupError, ValueError) as e:
+            raise BranchError(f"branch {branch!r} of {table.path} cannot be read ({e}), so the files it uses are "
+                              "unknown: nothing was deleted; repair or delete the branch first") from e
+    return out
+
+
 def _still_referenced(table: Table) -> _References:
-    """Everything the table's snapshots and tags use now."""
+    """Everything the snapshots and tags of every branch of the table use now (branches share data files and
+    manifests, so a file one branch dropped may still be another's; Paimon's orphan clean walks them all)."""
     keep = _References(table)
-    sm = table.snapshot_manager
-    for sid in sm.list_ids():
-        keep.add_snapshot(sm.snapshot(sid))
-    for tag in _tag_snapshots(table):
-        keep.add_snapshot(tag)
+    for other in _branch_tables(table):
+        refs = keep if other is table else _References(other)
+        sm = other.snapshot_manager
+        for sid in sm.list_ids():
+            refs.add_snapshot(sm.snapshot(sid))
+        for tag in _tag_snapshots(other):
+            refs.add_snapshot(tag)
+        if refs is not keep:
+            keep.data |= refs.data
+            keep.manifests |= refs.manifests
     return keep
 
 
@@ -142,6 +165,7 @@ def expire_snapshots(table: Table, retain_min: int | None = None, retain_max: in
             break
     if cut == 0:
         return result
+    _branch_tables(table)  # every branch readable, or nothing is deleted
     expired, retained = ids[:cut], ids[cut:]
 
     drop = _References(table)
@@ -169,8 +193,8 @@ def create_tag(table: Table, name: str, snapshot_id: int | None = None) -> Snaps
         raise SnapshotNotFound(f"{table.path} has no snapshot to tag")
     if not name or "/" in name:
         raise ValueError(f"tag name {name!r} is not valid")
-    table.io.mkdirs(f"{table.root}/tag")
-    if not table.io.try_create(f"{table.root}/tag/tag-{name}", snapshot.to_json().encode()):
+    table.io.mkdirs(sm.tag_dir)
+    if not table.io.try_create(f"{sm.tag_dir}/tag-{name}", snapshot.to_json().encode()):
         raise ValueError(f"tag {name!r} already exists in {table.path}")
     return snapshot
 
@@ -179,7 +203,8 @@ def delete_tag(table: Table, name: str) -> list[str]:
     """Remove a tag, and the files only it still referenced (its snapshot expired since); returns them."""
     sm = table.snapshot_manager
     tagged = sm.tag(name)  # raises SnapshotNotFound naming the tag
-    table.io.delete_quietly(f"{table.root}/tag/tag-{name}")
+    _branch_tables(table)  # every branch readable, or nothing is deleted
+    table.io.delete_quietly(f"{sm.tag_dir}/tag-{name}")
     drop = _References(table)
     drop.add_snapshot(tagged)
     return _delete_unreferenced(table, drop)
@@ -192,6 +217,7 @@ def rollback(table: Table, snapshot_id: int | None = None, tag: str | None = Non
     if (snapshot_id is None) == (tag is None):
         raise ValueError("rollback needs exactly one of a snapshot id or a tag name")
     target = sm.tag(tag) if tag is not None else sm.snapshot(snapshot_id)  # raises naming what is missing
+    _branch_tables(table)  # every branch readable, or nothing is deleted
     ids = sm.list_ids()
     newer = [i for i in ids if i > target.id]
     drop = _References(table)

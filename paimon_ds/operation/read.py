@@ -61,6 +61,10 @@ class TableRead:
     def read(self, split: Split, delta: bool = False, changelog: bool = False) -> Iterator[pa.RecordBatch]:
         """The rows of a split: the merged table contents, or (``delta``) the changes one commit made,
         or (``changelog``) the records of changelog files, each in its row kind."""
+        if split.branch is not None and split.branch != self.table.branch:
+            from .fallback import read_fallback
+            yield from read_fallback(self, split, delta, changelog)
+            return
         if self.table.schema.primary_keys:
             yield from self._read_kv(split, keep_retracts=(delta or changelog) and self.row_kind_column is not None,
                                      merge=not changelog)

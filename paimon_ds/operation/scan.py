@@ -34,6 +34,7 @@ class Split:
     snapshot_id: int | None = None
     # deletion-vector tables: data file name -> its deletion vector (Paimon's DataSplit.deletionFiles)
     deletion_files: dict[str, DeletionFile] | None = None
+    branch: str | None = None  # set when the split is of the table's scan.fallback-branch (operation/fallback.py)
 
     @property
     def row_count(self) -> int:
@@ -47,6 +48,7 @@ class TableScan:
     def __init__(self, table: Table, predicate: Predicate | None = None) -> None:
         self.table = table
         self.schema = table.schema
+        self.predicate = predicate
         self.deletion_vectors = table.options.raw.get("deletion-vectors.enabled", "false").lower() == "true"
         part_keys = set(self.schema.partition_keys)
         leaves = split_and(predicate)
@@ -147,7 +149,13 @@ class TableScan:
 
     # ---------------------------------------------------------------- splits
     def plan(self) -> list[Split]:
-        return self.plan_snapshot(None)
+        """A batch read's splits: plan_snapshot(None), and with `scan.fallback-branch` the partitions the
+        table's branch lacks from that branch (plan_snapshot alone reads one branch, as streams and jobs do)."""
+        splits = self.plan_snapshot(None)
+        if self.table.fallback_table() is not None:
+            from .fallback import fallback_splits
+            splits += fallback_splits(self)
+        return splits
 
     def plan_snapshot(self, snapshot: Snapshot | None) -> list[Split]:
         """Splits of ``snapshot`` (None: the latest, or the one time-travel options name)."""

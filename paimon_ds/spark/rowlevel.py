@@ -104,8 +104,9 @@ def _check_engine(table: Table, operation: str) -> None:
 
 def _target(spark: SparkSession, table: Table, snapshot: Snapshot, file_column: bool = False,
             only_files: Sequence[str] | None = None, position_column: bool = False) -> DataFrame:
+    # the table's own rows only: a scan.fallback-branch's rows are not the table's to change (as in Paimon)
     reader = spark.read.format("paimon").options(**storage_job_options(table.storage_options)) \
-        .option("scan.snapshot-id", str(snapshot.id))
+        .option("scan.snapshot-id", str(snapshot.id)).option("scan.fallback-branch", "")
     if file_column:
         reader = reader.option(FILE_COLUMN_OPTION, FILE_COLUMN)
     if position_column:

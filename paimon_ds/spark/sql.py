@@ -452,7 +452,13 @@ _PROCEDURE_ARGS = {
     "delete_tag": ("table", "tag"),
     "rollback": ("table", "version"),
     "remove_orphan_files": ("table", "older_than", "dry_run"),
+    "create_branch": ("table", "branch", "tag", "ignoreIfExists"),
+    "delete_branch": ("table", "branch"),
+    "rename_branch": ("table", "from_branch", "to_branch"),
+    "fast_forward": ("table", "branch"),
 }
+# `db.t$branch_<name>`: a procedure's table on one of its branches, as Paimon's identifiers name it
+BRANCH_SUFFIX = "$branch_"
 
 
 def _call(ctx: _Context, plan: Any) -> DataFrame:
@@ -463,21 +469,27 @@ def _call(ctx: _Context, plan: Any) -> DataFrame:
         raise SqlError(f"unknown procedure {'.'.join(parts)}; available: "
                        + ", ".join(f"sys.{p}" for p in _PROCEDURE_ARGS))
     expected = _PROCEDURE_ARGS[name]
+    by_lower = {e.lower(): e for e in expected}  # Spark's parser lower-cases named arguments
     args: dict[str, Any] = {}
     for i, arg in enumerate(_seq(plan.args())):
         if arg.getClass().getSimpleName() == "NamedArgumentExpression":
-            key, value = str(arg.key()).lower(), _value(ctx.spark, arg.value())
+            key, value = str(arg.key()), _value(ctx.spark, arg.value())
         else:
             if i >= len(expected):
                 raise SqlError(f"sys.{name} takes at most {len(expected)} arguments ({', '.join(expected)})")
             key, value = expected[i], _value(ctx.spark, arg)
-        if key not in expected:
+        if key.lower() not in by_lower:
             raise SqlError(f"sys.{name} has no argument {key!r}; its arguments: {', '.join(expected)}")
-        args[key] = value
+        args[by_lower[key.lower()]] = value
     if "table" not in args:
         raise SqlError(f"sys.{name} needs table => 'database.table'")
-    _, table = ctx.table(str(args.pop("table")).split("."))
+    table_name, _, branch = str(args.pop("table")).partition(BRANCH_SUFFIX)
+    _, table = ctx.table(table_name.split("."))
+    if branch:
+        table = Table.load(table.path, {"branch": branch}, table.storage_options)  # raises naming a missing one
     spark = ctx.spark
+    if name in ("create_branch", "delete_branch", "rename_branch", "fast_forward"):
+        return _branch_procedure(spark, name, table, args)
     if name == "compact":
         for unsupported in ("order_strategy", "order_by", "where"):
             if args.get(unsupported) not in (None, "", "none"):
@@ -486,7 +498,7 @@ def _call(ctx: _Context, plan: Any) -> DataFrame:
         if strategy not in ("full", "minor"):
             raise SqlError(f"sys.compact: compact_strategy must be 'full' or 'minor', got {strategy!r}")
         from .cluster import compact
-        options = _parse_options(args.get("options"))
+        options = {**_parse_options(args.get("options")), **({"branch": branch} if branch else {})}
         snapshot = compact(spark, table.path, strategy == "full", options, args.get("partitions") or None)
         return spark.createDataFrame([(snapshot is not None,)], "result boolean")
     if name == "expire_snapshots":
@@ -515,6 +527,29 @@ def _call(ctx: _Context, plan: Any) -> DataFrame:
         return spark.createDataFrame([(True,)], "result boolean")
     found = procedures.remove_orphan_files(table, args.get("older_than"), bool(args.get("dry_run") or False))
     return spark.createDataFrame([(f,) for f in found], "deleted_file string")
+
+
+def _branch_procedure(spark: SparkSession, name: str, table: Table, args: dict[str, Any]) -> DataFrame:
+    """sys.create_branch / delete_branch / rename_branch / fast_forward, with Paimon's argument names."""
+    from .. import procedures
+    needed = {"rename_branch": ("from_branch", "to_branch")}.get(name, ("branch",))
+    missing = [a for a in needed if args.get(a) in (None, "")]
+    if missing:
+        raise SqlError(f"sys.{name} needs " + ", ".join(f"{a} => 'name'" for a in missing))
+    if name == "create_branch":
+        ignore = str(args.get("ignoreIfExists") or "false").strip().lower()
+        if ignore not in ("true", "false"):
+            raise SqlError(f"sys.create_branch: ignoreIfExists must be true or false, got {ignore!r}")
+        tag = args.get("tag")
+        procedures.create_branch(table, str(args["branch"]), str(tag) if tag not in (None, "") else None,
+                                 ignore == "true")
+    elif name == "delete_branch":
+        procedures.delete_branch(table, str(args["branch"]))
+    elif name == "rename_branch":
+        procedures.rename_branch(table, str(args["from_branch"]), str(args["to_branch"]))
+    else:
+        procedures.fast_forward(table, str(args["branch"]))
+    return spark.createDataFrame([(True,)], "result boolean")
 
 
 def _parse_options(text: str | None) -> dict[str, str]:

@@ -1,0 +1,225 @@
+"""Branches (Paimon 1.x): `branch/branch-<name>/` beside the main branch's own metadata.
+
+A branch has its own `schema/`, `snapshot/` and `tag/` directories under `branch/branch-<name>/`; data files,
+manifests and index files are shared, under the table's own directories, whichever branch wrote them. The main
+branch (`main`) is the table directory itself. BranchManager creates, deletes, renames and fast-forwards
+branches as Paimon's FileSystemBranchManager does:
+
+- create: from a tag (the tag, its snapshot and the schemas up to the snapshot's are copied into the branch, so
+  the branch starts at that snapshot), or without one, an *empty* branch holding the current schemas and no
+  snapshot (Paimon's "create_branch from the current state" is such an empty branch);
+- delete: the branch's directory (its metadata); data files only it wrote become orphans, which
+  remove_orphan_files deletes;
+- fast-forward: the current branch (main unless the table was opened on a branch) drops its snapshots, schemas
+  and tags from the branch's earliest snapshot on and takes the branch's copies.
+
+Names follow Paimon's rules (not `main`, not blank, not only digits); paimon_ds also refuses `/` and `\\`, which
+would put the branch's directory elsewhere. Every check runs before anything is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from .fs import FileIO
+from .schema import SchemaManager
+from .snapshot import SnapshotManager
+
+MAIN_BRANCH = "main"
+BRANCH_DIR = "branch"
+BRANCH_PREFIX = "branch-"
+# Fields a tag file adds to its snapshot's (Paimon's Tag.trimToSnapshot drops them).
+_TAG_FIELDS = ("tagCreateTime", "tagTimeRetained")
+
+
+class BranchError(ValueError):
+    """A branch operation that cannot be done as asked; nothing was changed."""
+
+
+class BranchNotFound(BranchError, LookupError):
+    """No such branch in the table."""
+
+
+def normalize_branch(name: str | None) -> str:
+    """A branch name as Paimon reads the `branch` option: blank means main; anything else as given."""
+    return MAIN_BRANCH if name is None or not str(name).strip() else str(name)
+
+
+def branch_path(root: str, branch: str) -> str:
+    """The directory holding a branch's schema/, snapshot/ and tag/: the table's own for main."""
+    return root if branch == MAIN_BRANCH else f"{root}/{BRANCH_DIR}/{BRANCH_PREFIX}{branch}"
+
+
+def check_new_branch_name(name: str) -> None:
+    """Paimon's BranchManager.validateBranch, plus no path separators."""
+    if name == MAIN_BRANCH:
+        raise BranchError(f"branch name '{MAIN_BRANCH}' is the default branch and cannot be used")
+    if name is None or not str(name).strip():
+        raise BranchError(f"branch name {name!r} is blank")
+    if name.isdigit():
+        raise BranchError(f"branch name cannot be a pure numeric string but is {name!r}")
+    if "/" in name or "\\" in name:
+        raise BranchError(f"branch name {name!r} must not contain '/' or '\\' (it names a directory)")
+
+
+class BranchManager:
+    """The branches of the table at ``root``; ``current`` is the branch the table was opened on (the one
+    fast_forward moves, and whose tags create takes)."""
+
+    def __init__(self, io: FileIO, root: str, current: str = MAIN_BRANCH) -> None:
+        self.io = io
+        self.root = root.rstrip("/")
+        self.current = normalize_branch(current)
+
+    def path(self, branch: str) -> str:
+        return branch_path(self.root, branch)
+
+    def branches(self) -> list[str]:
+        """Names of the branches other than main, sorted."""
+        names = self.io.list_names(f"{self.root}/{BRANCH_DIR}")
+        return sorted(n[len(BRANCH_PREFIX):] for n in names if n.startswith(BRANCH_PREFIX))
+
+    def exists(self, branch: str) -> bool:
+        return branch == MAIN_BRANCH or branch in self.branches()
+
+    def require(self, branch: str) -> None:
+        if not self.exists(branch):
+            raise BranchNotFound(f"branch {branch!r} does not exist in table {self.root} "
+                                 f"(branches: {', '.join([MAIN_BRANCH, *self.branches()])})")
+
+    def schemas(self, branch: str) -> SchemaManager:
+        return SchemaManager(self.io, self.path(branch))
+
+    def snapshots(self, branch: str) -> SnapshotManager:
+        return SnapshotManager(self.io, self.path(branch))
+
+    # ---------------------------------------------------------------- create
+    def create(self, name: str, tag: str | None = None, ignore_if_exists: bool = False) -> bool:
+        """Create branch ``name``: from ``tag`` of the current branch, or empty (the current schemas, no
+        snapshot). Returns False if it existed and ``ignore_if_exists``."""
+        if ignore_if_exists and name is not None and self.exists(str(name)):
+            return False
+        check_new_branch_name(name)
+        if self.exists(name):
+            raise BranchError(f"branch {name!r} already exists in table {self.root}")
+        source = self.snapshots(self.current)
+        source_schemas = self.schemas(self.current)
+        tag_text = None
+        if tag is not None:
+            tag_path = f"{source.tag_dir}/tag-{tag}"
+            try:
+                tag_text = self.io.read_text(tag_path)
+            except FileNotFoundError:
+                raise BranchNotFound(f"tag {tag!r} does not exist in branch {self.current!r} of table "
+                                     f"{self.root} (tags: {', '.join(source.tag_names()) or 'none'})") from None
+            snapshot_obj = json.loads(tag_text)
+            schema_id = int(snapshot_obj["schemaId"])
+        else:
+            latest = source_schemas.latest()
+            if latest is None:
+                raise BranchNotFound(f"no Paimon table at {self.root}")
+            schema_id = latest.id
+        target = self.path(name)
+        # schemas first, so that the branch's snapshot never names a schema it lacks; the first file is
+        # created only if absent, so of two creations of one name at once only one goes on
+        first = True
+        for sid in source_schemas.list_ids():
+            if sid > schema_id:
+                continue
+            data = self.io.read_bytes(source_schemas.path(sid))
+            dest = f"{target}/schema/schema-{sid}"
+            if first:
+                if not self.io.try_create(dest, data):
+                    raise BranchError(f"branch {name!r} already exists in table {self.root}")
+                first = False
+            else:
+                self.io.write_bytes(dest, data)
+        if tag is not None:
+            snapshot_id = int(snapshot_obj["id"])
+            if self.io.exists(source.path(snapshot_id)):
+                snapshot_bytes = self.io.read_bytes(source.path(snapshot_id))
+            else:  # the snapshot expired; the tag kept its content (Paimon writes it from the tag)
+                trimmed = {k: v for k, v in snapshot_obj.items() if k not in _TAG_FIELDS}
+                snapshot_bytes = json.dumps(trimmed, indent=2).encode()
+            self.io.write_bytes(f"{target}/snapshot/snapshot-{snapshot_id}", snapshot_bytes)
+            self.io.write_bytes(f"{target}/tag/tag-{tag}", tag_text.encode())
+        return True
+
+    # ---------------------------------------------------------------- delete / rename
+    def _check_not_read_through(self, name: str, action: str) -> None:
+        """Paimon refuses to delete the branch that main's scan.fallback-branch (or scan.primary-branch) names."""
+        main = self.schemas(MAIN_BRANCH).latest()
+        for key in ("scan.fallback-branch", "scan.primary-branch"):
+            if main is not None and main.options.get(key) == name:
+                raise BranchError(f"cannot {action} branch {name!r} because it is configured as {key!r}; "
+                                  f"unset {key!r} first")
+
+    def check_drop(self, name: str) -> None:
+        """Raise if branch ``name`` cannot be deleted."""
+        if name == MAIN_BRANCH:
+            raise BranchError(f"the main branch of {self.root} cannot be deleted")
+        if name is None or not str(name).strip():
+            raise BranchError(f"branch name {name!r} is blank")
+        self.require(name)
+        self._check_not_read_through(name, "delete")
+
+    def drop(self, name: str) -> None:
+        """Delete a branch's metadata (schema/, snapshot/, tag/); its own data files become orphans."""
+        self.check_drop(name)
+        self.io.fs.rm(self.path(name), recursive=True)
+
+    def rename(self, source: str, target: str) -> None:
+        """Rename a branch (its directory), as Paimon's rename_branch."""
+        if source == MAIN_BRANCH:
+            raise BranchError("the main branch cannot be renamed")
+        self.require(source)
+        check_new_branch_name(target)
+        if self.exists(target):
+            raise BranchError(f"branch {target!r} already exists in table {self.root}")
+        self._check_not_read_through(source, "rename")
+        if self.io.is_local:
+            os.rename(self.path(source), self.path(target))
+        else:
+            self.io.fs.mv(self.path(source), self.path(target), recursive=True)
+
+    # ---------------------------------------------------------------- fast-forward
+    def fast_forward(self, name: str) -> None:
+        """Make the current branch (main) what branch ``name`` is: the current branch's snapshots, schemas and
+        tags from the branch's earliest snapshot on are replaced by the branch's (Paimon's fastForward).
+        Data files are not deleted: those only the replaced snapshots used become orphans."""
+        if name == MAIN_BRANCH:
+            raise BranchError(f"branch '{MAIN_BRANCH}' cannot be fast-forwarded into another branch")
+        if name is None or not str(name).strip():
+            raise BranchError(f"branch name {name!r} is blank")
+        if name == self.current:
+            raise BranchError(f"fast-forward from the current branch {name!r} is not allowed")
+        self.require(name)
+        branch = self.snapshots(name)
+        earliest = branch.earliest_id()
+        if earliest is None:
+            raise BranchError(f"cannot fast-forward branch {name!r}: it has no snapshot")
+        earliest_schema = branch.snapshot(earliest).schema_id
+        here, here_schemas = self.snapshots(self.current), self.schemas(self.current)
+        branch_schemas = self.schemas(name)
+        # readers first lose the LATEST hint (they list instead), then the replaced snapshots, newest first
+        self.io.delete_quietly(f"{here.dir}/LATEST")
+        for sid in sorted((i for i in here.list_ids() if i >= earliest), reverse=True):
+            self.io.delete_quietly(here.path(sid))
+        for tag in here.tag_names():
+            if here.tag(tag).id >= earliest:
+                self.io.delete_quietly(f"{here.tag_dir}/tag-{tag}")
+        for sid in here_schemas.list_ids():
+            if sid >= earliest_schema:
+                self.io.delete_quietly(here_schemas.path(sid))
+        # then the branch's schemas, snapshots (oldest first) and tags
+        for sid in branch_schemas.list_ids():
+            self.io.write_bytes(here_schemas.path(sid), self.io.read_bytes(branch_schemas.path(sid)))
+        for sid in branch.list_ids():
+            self.io.write_bytes(here.path(sid), self.io.read_bytes(branch.path(sid)))
+        for tag in branch.tag_names():
+            self.io.write_bytes(f"{here.tag_dir}/tag-{tag}", self.io.read_bytes(f"{branch.tag_dir}/tag-{tag}"))
+        ids = here.list_ids()
+        if ids:
+            self.io.write_bytes(f"{here.dir}/EARLIEST", str(ids[0]).encode())
+            self.io.write_bytes(f"{here.dir}/LATEST", str(ids[-1]).encode())
