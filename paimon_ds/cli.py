@@ -28,7 +28,8 @@ def _describe(table: Table) -> str:
     from .mergetree.compact import sorted_runs
     from .operation.scan import TableScan
     sm = table.snapshot_manager
-    lines = [f"table {table.path}", "  columns: " + ", ".join(f"{f.name} {f.type.sql()}" for f in table.schema.fields)]
+    title = f"table {table.path}" + (f" (branch {table.branch})" if table.branch != "main" else "")
+    lines = [title, "  columns: " + ", ".join(f"{f.name} {f.type.sql()}" for f in table.schema.fields)]
     if table.schema.partition_keys:
         lines.append(f"  partition keys: {', '.join(table.schema.partition_keys)}")
     if table.schema.primary_keys:

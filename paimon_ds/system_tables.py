@@ -93,6 +93,8 @@ SCHEMAS: dict[str, pa.Schema] = {
         _f("schema_id", pa.int64(), False), _f("commit_time", _TS, False), _f("record_count", pa.int64()),
         _f("create_time", _TS), _f("time_retained", pa.string()),
     ]),
+    # Paimon 1.x's columns (0.9 also had created_from_tag / created_from_snapshot)
+    "branches": pa.schema([_f("branch_name", pa.string(), False), _f("create_time", _TS, False)]),
 }
 
 SYSTEM_TABLES: tuple[str, ...] = tuple(SCHEMAS)
@@ -197,9 +199,8 @@ def _duration_text(value: Any) -> str | None:
 
 
 def _tags(table: Table) -> list[dict[str, Any]]:
-    names = sorted(n[4:] for n in table.io.list_names(f"{table.root}/tag") if n.startswith("tag-"))
     rows = []
-    for name in names:
+    for name in table.snapshot_manager.tag_names():  # the tags of the table's branch
         tag: Snapshot = table.snapshot_manager.tag(name)
         rows.append({
             "tag_name": name, "snapshot_id": tag.id, "schema_id": tag.schema_id,
@@ -207,6 +208,20 @@ def _tags(table: Table) -> list[dict[str, Any]]:
             "create_time": _tag_create_time(tag.extra.get("tagCreateTime")),
             "time_retained": _duration_text(tag.extra.get("tagTimeRetained")),
         })
+    return rows
+
+
+def _branches(table: Table) -> list[dict[str, Any]]:
+    """Branches other than main. create_time: when the branch's first schema file was written (Paimon shows its
+    directory's modification time, which object stores do not keep)."""
+    manager = table.branch_manager()
+    rows = []
+    for name in manager.branches():
+        schemas = manager.schemas(name)
+        ids = schemas.list_ids()
+        modified = table.io.fs.modified(schemas.path(ids[0])) if ids else dt.datetime.fromtimestamp(0)
+        millis = int(modified.timestamp() * 1000)
+        rows.append({"branch_name": name, "create_time": _local_time(millis)})
     return rows
 
 
@@ -375,7 +390,7 @@ def _group(table: Table, by_bucket: bool) -> list[dict[str, Any]]:
 _BUILDERS: dict[str, Callable[[Table], list[dict[str, Any]]]] = {
     "snapshots": _snapshots, "schemas": _schemas, "options": _options, "files": _files, "manifests": _manifests,
     "partitions": lambda t: _group(t, by_bucket=False), "buckets": lambda t: _group(t, by_bucket=True),
-    "tags": _tags,
+    "tags": _tags, "branches": _branches,
 }
 
 

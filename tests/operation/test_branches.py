@@ -335,3 +335,87 @@ def test_streaming_reads_see_the_table_branch_only(table_path):
                                       for b in read_.read(s.split)], schema=read_.output_schema))
     assert got == [("a", 1, "m1"), ("a", 3, "m3")]
     assert read(path) == [("a", 1, "m1"), ("a", 3, "m3"), ("b", 2, "fb2")]
+
+
+# ------------------------------------------------------------------ more of a branch's life
+JAVA_READ_BRANCH = """
+import pyarrow.parquet as pq
+t = catalog.get_table(f"{ident}$branch_{BRANCH}")
+rb = t.new_read_builder()
+pq.write_table(rb.new_read().to_arrow(rb.new_scan().plan().splits()), OUT)
+"""
+
+
+def java_branch(oracle, path: str, branch: str, tmp_path: Path) -> list[tuple]:
+    out = str(tmp_path / f"java-{branch}-{time.time_ns()}.parquet")
+    oracle.exec(path, f"BRANCH = {branch!r}\nOUT = {out!r}\n{JAVA_READ_BRANCH}")
+    return rows(pq.read_table(out))
+
+
+def test_dynamic_bucket_branch_written_through_spark(tmp_path, spark, java_oracle, pypaimon_oracle):
+    """A dynamic-bucket primary-key table (bucket=-1): the branch keeps its own hash index (index files are
+    shared, the index manifest is the branch snapshot's), so a key updated on the branch stays in its bucket."""
+    path = str(tmp_path / "wh" / "db.db" / "dyn")
+    columns = "dt string, id bigint, v string"
+    spark.createDataFrame([("a", i, f"m{i}") for i in range(20)], columns).write.format("paimon") \
+        .option("primary-key", "dt,id").option("partition", "dt").mode("append").save(path)
+    procedures.create_tag(path, "t1")
+    procedures.create_branch(path, "b1", "t1")
+    spark.createDataFrame([("a", i, f"b{i}") for i in range(10, 30)], columns).write.format("paimon") \
+        .option("branch", "b1").mode("append").save(path)
+    expected = sorted([("a", i, f"m{i}") for i in range(10)] + [("a", i, f"b{i}") for i in range(10, 30)])
+    assert read(path, "b1") == spark_read(spark, path, branch="b1") == expected
+    assert java_branch(java_oracle, path, "b1", tmp_path) == pp_branch(pypaimon_oracle, path, "b1", tmp_path) \
+        == expected
+    assert read(path) == sorted(("a", i, f"m{i}") for i in range(20))
+
+
+def test_merge_schema_and_expiry_on_a_branch(branched, pypaimon_oracle, tmp_path):
+    path = branched
+    wider = SCHEMA.append(pa.field("extra", pa.int32()))
+    table = Table.for_write(path, wider, {"branch": "b1", "write.merge-schema": "true"})
+    w = table.new_write()
+    w.write_arrow(pa.table({"dt": ["e"], "id": [5], "v": ["b1-5"], "extra": [7]}, schema=wider))
+    table.new_commit().commit(w.prepare_commit())
+    assert Table.load(path, {"branch": "b1"}).schema.field_names == ["dt", "id", "v", "extra"]
+    assert Table.load(path).schema.field_names == ["dt", "id", "v"]  # main's schema is its own
+    out = str(tmp_path / "pp.parquet")
+    pypaimon_oracle.exec(path, f"BRANCH = 'b1'\nOUT = {out!r}\n{PP_READ_BRANCH}")
+    theirs = pq.read_table(out)
+    assert sorted(theirs.to_pylist(), key=lambda r: r["id"]) == sorted(
+        Table.load(path, {"branch": "b1"}).to_arrow().to_pylist(), key=lambda r: r["id"]) == [
+        {"dt": "a", "id": 1, "v": "m1", "extra": None}, {"dt": "b", "id": 2, "v": "m2", "extra": None},
+        {"dt": "d", "id": 4, "v": "b1-4", "extra": None}, {"dt": "e", "id": 5, "v": "b1-5", "extra": 7}]
+    # expiring the branch's snapshots keeps main's files, and main's expiry keeps the branch's
+    main_rows = read(path)
+    b1 = Table.load(path, {"branch": "b1"})
+    assert maintenance.expire_snapshots(b1, retain_min=1, retain_max=1).expired == [1, 2]
+    write(path, [("c", 3, "m3'")], overwrite=True)
+    assert maintenance.expire_snapshots(Table.load(path), retain_min=1, retain_max=1).expired == [1, 2]
+    assert rows(Table.load(path, {"branch": "b1"}).to_arrow().select(["dt", "id", "v"])) == [
+        ("a", 1, "m1"), ("b", 2, "m2"), ("d", 4, "b1-4"), ("e", 5, "b1-5")]
+    assert main_rows == [("a", 1, "m1"), ("b", 2, "m2"), ("c", 3, "m3")]
+    assert read(path) == [("c", 3, "m3'")]
+
+
+def test_branch_system_tables_and_streaming_reads(branched):
+    from paimon_ds.system_tables import system_table
+    path = branched
+    procedures.create_tag(Table.load(path, {"branch": "b1"}), "bt")
+    got = system_table(Table.load(path), "branches").to_pylist()
+    assert [r["branch_name"] for r in got] == ["b1", "empty"]
+    assert all(abs(r["create_time"].timestamp() - time.time()) < 600 for r in got)
+    assert [r["tag_name"] for r in system_table(Table.load(path), "tags").to_pylist()] == ["t1"]
+    assert [r["tag_name"] for r in system_table(Table.load(path, {"branch": "b1"}), "tags").to_pylist()] == [
+        "bt", "t1"]
+    assert [r["snapshot_id"] for r in system_table(Table.load(path, {"branch": "b1"}), "snapshots")
+            .to_pylist()] == [1, 2]
+    # a stream of the branch: its full state at its first snapshot, then its own commits
+    write(path, [("e", 5, "b1-5")], branch="b1")
+    table = Table.load(path, {"branch": "b1", "scan.mode": "from-snapshot-full", "scan.snapshot-id": "1"})
+    scan = StreamScan(table)
+    start = scan.initial_position()
+    read_ = table.new_read()
+    got_rows = rows(pa.Table.from_batches([b for s in scan.splits_between(start, scan.latest_position(start))
+                                           for b in read_.read(s.split)], schema=read_.output_schema))
+    assert got_rows == read(path, "b1") == [("a", 1, "m1"), ("b", 2, "m2"), ("d", 4, "b1-4"), ("e", 5, "b1-5")]
