@@ -14,6 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from .branch import MAIN_BRANCH, normalize_branch
 from .fs import FileIO
 from .options import parse_list, table_options, validate
 from .schema import SchemaManager, TableSchema
@@ -147,6 +148,9 @@ class Catalog:
         self._require_database(ident.database)
         options = {str(k): str(v) for k, v in (options or {}).items() if v is not None}
         validate(options)
+        if normalize_branch(options.get("branch")) != MAIN_BRANCH:
+            raise CatalogError(f"a table is created on its main branch, not on branch {options['branch']!r}: "
+                               "create the table, then the branch (paimon_ds.procedures.create_branch)")
         # keys may also come as options, as in a write's first commit
         partition_keys = list(partition_keys) or parse_list(options.get("partition", ""))
         primary_keys = list(primary_keys) or parse_list(options.get("primary-key", ""))

@@ -18,6 +18,7 @@ import pytest
 import paimon_ds
 from paimon_ds import Table, procedures
 from paimon_ds.branch import BranchError, BranchNotFound
+from paimon_ds.catalog import Catalog, CatalogError
 from paimon_ds.cli import main as cli
 from paimon_ds.operation import maintenance
 from paimon_ds.operation.stream import StreamScan
@@ -108,6 +109,8 @@ def test_unknown_branch_is_refused_everywhere_and_changes_nothing(branched, spar
         procedures.create_branch(path, "b2", "nope")
     with pytest.raises(BranchError, match="a branch .* is written in an existing table only"):
         write(str(Path(path).parent / "new"), [("x", 9, "x")], branch="b1")
+    with pytest.raises(CatalogError, match="created on its main branch, not on branch 'b1'"):
+        Catalog(str(Path(path).parent.parent)).create_table("db.new", SCHEMA, options={"branch": "b1"})
     assert tree(path) == before
     assert not (Path(path).parent / "new").exists()
 
