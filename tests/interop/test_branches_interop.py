@@ -240,3 +240,35 @@ def test_sql_branch_procedures(spark, tmp_path, pypaimon_oracle):
     paimon_ds.sql(spark, "CALL sys.fast_forward(table => 'brsql.t', branch => 'b1')")
     assert sorted(tuple(r) for r in spark.sql("SELECT * FROM brsql.t").collect()) == theirs["b1"]
     assert rows(pypaimon_oracle.read(path)) == theirs["b1"]
+
+
+def test_streams_into_and_out_of_a_branch(spark, table_path, tmp_path, pypaimon_oracle):
+    """writeStream.format("paimon").option("branch", ...) commits each micro-batch to the branch (exactly once per
+    batch id, under the branch's own snapshots); readStream with the option reads the branch's changes."""
+    spark_write(spark, table_path, data(("a", 1, "m1")))
+    procedures.create_branch(table_path, "b1")
+    source = tmp_path / "in"
+    source.mkdir()
+    for i, triple in enumerate([("b", 2, "s2"), ("c", 3, "s3")]):
+        pq.write_table(data(triple), source / f"part-{i}.parquet")
+    stream = spark.readStream.schema("dt string, id bigint, v string").option("maxFilesPerTrigger", 1) \
+        .parquet(str(source))
+    q = stream.writeStream.format("paimon").option("branch", "b1") \
+        .option("checkpointLocation", str(tmp_path / "chk")).trigger(availableNow=True).start(table_path)
+    try:
+        q.awaitTermination()
+    finally:
+        q.stop()
+    expected = [("b", 2, "s2"), ("c", 3, "s3")]
+    assert ours(spark, table_path, "b1") == expected
+    assert oracle_reads(pypaimon_oracle, table_path, ["b1"], tmp_path)[0]["b1"] == expected
+    assert Table.load(table_path, {"branch": "b1"}).snapshot_manager.list_ids() == [1, 2]
+    assert ours(spark, table_path) == [("a", 1, "m1")]
+
+    out = spark.readStream.format("paimon").option("branch", "b1").load(table_path) \
+        .writeStream.format("memory").queryName("branch_stream").trigger(availableNow=True).start()
+    try:
+        out.awaitTermination()
+    finally:
+        out.stop()
+    assert sorted(tuple(r) for r in spark.table("branch_stream").select("dt", "id", "v").collect()) == expected
