@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from ..deletionvectors.index_file import read_vector
 from ..deletionvectors.maintainer import drop_positions
-from ..format.data_file import open_data_file
+from ..format.data_file import FORMATS, open_data_file
 from ..manifest.meta import DataFileMeta
 from ..predicate import Predicate
 from ..row_tracking import (
@@ -177,6 +177,10 @@ class RowTrackingRead:
         self.arrow_types = {f.name: to_arrow_type(f.type) for f in self.fields}
 
     def read(self, split: Split, delta: bool = False) -> Iterator[pa.RecordBatch]:
+        odd = [f.file_name for f in split.files if f.file_name.rsplit(".", 1)[-1].lower() not in FORMATS]
+        if odd:  # Paimon 1.x's BLOB and vector-store files of data-evolution tables
+            raise DataEvolutionError(f"data files {odd[:3]} of {self.table.path} are in a format this version of "
+                                     "paimon_ds cannot read (BLOB or vector-store files?)")
         if self.data_evolution:
             if delta and any(_partial(self.table.schema, f) for f in split.files):
                 raise DataEvolutionError(
