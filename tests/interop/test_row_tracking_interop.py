@@ -289,3 +289,29 @@ def test_streaming_reads_give_row_ids_and_refuse_partial_column_commits(pypaimon
     pp_run(pypaimon_oracle, table_path, "update(by_row_id(_ROW_ID=[0], a=['new']))")
     with pytest.raises(Exception, match="partial-column files"):
         run()
+
+
+def test_streaming_writes_compact_and_keep_ids(pypaimon_oracle, table_path, tmp_path, spark):
+    """writeStream into a row-tracking table: each micro-batch takes new ids, the compaction after a batch
+    (compaction.min.file-num) keeps them, and pypaimon reads the same ids."""
+    source = tmp_path / "source"
+    source.mkdir()
+    for i in range(4):
+        pq.write_table(rows(list(range(10 * i, 10 * i + 3))), source / f"part-{i}.parquet")
+    query = (spark.readStream.schema(spark.createDataFrame(rows([0]).to_pandas()).schema)
+             .option("maxFilesPerTrigger", 1).parquet(str(source))
+             .writeStream.format("paimon").options(**{"row-tracking.enabled": "true", "compaction.min.file-num": "2"})
+             .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True)
+             .start(table_path))
+    query.awaitTermination()
+    sm = Table.load(table_path).snapshot_manager
+    kinds = [sm.snapshot(i).commit_kind for i in sm.list_ids()]
+    assert kinds.count("APPEND") == 4 and "COMPACT" in kinds
+    got = core_tracked(table_path)
+    assert got["_ROW_ID"].to_pylist() == list(range(12))
+    # each batch's rows took consecutive ids, in batch order, with the batch's snapshot id as sequence number
+    appends = [i for i in sm.list_ids() if sm.snapshot(i).commit_kind == "APPEND"]
+    assert got["_SEQUENCE_NUMBER"].to_pylist() == [s for s in appends for _ in range(3)]
+    assert sorted(got["id"].to_pylist()[i * 3] // 10 for i in range(4)) == [0, 1, 2, 3]
+    assert len([f for s in Table.load(table_path).new_scan().plan() for f in s.files]) < 4
+    assert same(pp_latest(pypaimon_oracle, table_path, tmp_path), got)
