@@ -251,6 +251,18 @@ def test_pypaimon_updates_columns_of_our_data_evolution_table(pypaimon_oracle, t
     assert same(core_tracked(table_path), expected) and same(spark_tracked(spark, table_path), expected)
     assert same(spark.read.format("paimon").load(table_path).toArrow().sort_by("id"),
                 pypaimon_oracle.read(table_path).sort_by("id"))
+    # our files' stats say b >= 0, but pypaimon's newer b (no stats) holds -2: the scan prunes whole row-id
+    # groups, by the stats of each column's newest file, so the row is found
+    minus_two = expected.filter(pc.equal(expected["b"], -2))
+    assert minus_two.num_rows == 1
+    assert same(Table.load(table_path, COLUMNS).to_arrow(Leaf("=", "b", (-2,))).sort_by("_ROW_ID"), minus_two)
+    assert same(spark_tracked(spark, table_path).filter(pc.equal(pc.field("b"), -2)), minus_two)
+    assert spark.read.format("paimon").load(table_path).where("b = -2").count() == 1
+    # where the newest file holding `a` is ours, its stats prune the group
+    all_files = [f for s in Table.load(table_path).new_scan().plan() for f in s.files]
+    planned = [f for s in Table.load(table_path).new_scan(Leaf("=", "a", ("zzz",))).plan() for f in s.files]
+    assert 0 < len(planned) < len(all_files)
+    assert Table.load(table_path).to_arrow(Leaf("=", "a", ("zzz",))).num_rows == 0
 
 
 def test_row_level_changes_and_tracking_columns_are_refused(spark, table_path):
