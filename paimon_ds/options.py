@@ -241,6 +241,14 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "Expiry removes snapshots older than this, beyond snapshot.num-retained.min."),
     Option("paimon_ds.row-kind-column", None, str, "Reads: add a leading string column of this name with each "
            "row's kind (+I, -U, +U, -D), as Paimon's `$audit_log` table.", table=False),
+    Option("row-tracking.enabled", False, parse_bool, "Append tables with bucket=-1 (Paimon 1.x): every row gets a "
+           "table-wide `_ROW_ID` and a `_SEQUENCE_NUMBER`, assigned by the commit and kept by compaction."),
+    Option("row-tracking.partition-group-on-commit", True, parse_bool,
+           "Row-tracking tables: the files a commit adds take row ids partition by partition."),
+    Option("data-evolution.enabled", False, parse_bool, "Row-tracking tables (Paimon 1.x): files may hold some "
+           "columns of existing rows; reads merge the files of a row-id range, each column from the newest file."),
+    Option("paimon_ds.row-tracking-columns", False, parse_bool, "Reads of row-tracking tables: add `_ROW_ID` and "
+           "`_SEQUENCE_NUMBER` columns, as Paimon's `$row_tracking` table.", table=False),
 ]}
 # Spark lower-cases option keys: the camel-case keys of Paimon's Spark connector arrive lower-cased.
 _OPTIONS_BY_LOWER = {k.lower(): o for k, o in OPTIONS.items()}

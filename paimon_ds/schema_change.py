@@ -63,6 +63,7 @@ from .types import (
 IMMUTABLE_OPTIONS = frozenset({
     "bucket-key", "merge-engine", "ignore-delete", "sequence.field", "partial-update.remove-record-on-delete",
     "rowkind.field", "primary-key", "partition", "force-lookup",
+    "row-tracking.enabled", "data-evolution.enabled",  # @Immutable in Paimon 1.x
 })
 # Paimon's SystemColumns.SYSTEM_FIELD_NAMES and KEY_FIELD_PREFIX: names its key-value files use.
 SYSTEM_FIELD_NAMES = frozenset({"_VALUE_COUNT", "_SEQUENCE_NUMBER", "_VALUE_KIND"})

@@ -37,6 +37,7 @@ class Snapshot:
     watermark: int | None = None
     log_offsets: dict[str, int] = field(default_factory=dict)
     version: int = SNAPSHOT_VERSION
+    next_row_id: int | None = None  # row-tracking tables: the first row id the next commit hands out
     extra: dict[str, Any] = field(default_factory=dict)  # fields we do not interpret, kept on rewrite
 
     def to_json(self) -> str:
@@ -62,6 +63,8 @@ class Snapshot:
         })
         if self.watermark is not None:
             obj["watermark"] = self.watermark
+        if self.next_row_id is not None:
+            obj["nextRowId"] = self.next_row_id
         return json.dumps(obj, indent=2)
 
     @staticmethod
@@ -69,7 +72,7 @@ class Snapshot:
         o = json.loads(text)
         known = {"version", "id", "schemaId", "baseManifestList", "deltaManifestList", "changelogManifestList",
                  "indexManifest", "commitUser", "commitIdentifier", "commitKind", "timeMillis", "logOffsets",
-                 "totalRecordCount", "deltaRecordCount", "changelogRecordCount", "watermark"}
+                 "totalRecordCount", "deltaRecordCount", "changelogRecordCount", "watermark", "nextRowId"}
         return Snapshot(
             id=o["id"], schema_id=o["schemaId"], base_manifest_list=o["baseManifestList"],
             delta_manifest_list=o["deltaManifestList"], commit_user=o["commitUser"],
@@ -78,7 +81,7 @@ class Snapshot:
             total_record_count=o.get("totalRecordCount") or 0, delta_record_count=o.get("deltaRecordCount") or 0,
             changelog_manifest_list=o.get("changelogManifestList"), index_manifest=o.get("indexManifest"),
             changelog_record_count=o.get("changelogRecordCount") or 0, watermark=o.get("watermark"),
-            log_offsets=o.get("logOffsets") or {}, version=o.get("version", 1),
+            log_offsets=o.get("logOffsets") or {}, version=o.get("version", 1), next_row_id=o.get("nextRowId"),
             extra={k: v for k, v in o.items() if k not in known},
         )
 

@@ -118,6 +118,8 @@ class Table:
 
     def check_writable(self) -> None:
         """Refuse, before any data is written, a table layout this version cannot write correctly."""
+        from .row_tracking import check_table
+        check_table(self)  # row-tracking / data-evolution tables: Paimon's rules
         schema = self.schema
         pk = list(schema.primary_keys)
         if not pk:

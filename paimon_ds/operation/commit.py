@@ -22,6 +22,7 @@ from ..index.hash_index import IndexFileNamer, index_path, merge_hashes, read_ha
 from ..index.manifest import HASH_INDEX, IndexFileMeta, IndexManifestEntry, IndexManifestFile, combine
 from ..manifest.files import ManifestFile, ManifestList
 from ..manifest.meta import FileKind, ManifestEntry, ManifestFileMeta
+from ..row_tracking import assign_row_tracking, row_tracking_enabled
 from ..snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from .messages import CommitMessage
 
@@ -339,7 +340,8 @@ class TableCommit:
         changelog_metas: list[ManifestFileMeta] = []
         attempt_files: list[str] = []  # files of the current attempt, deleted if it does not land
         try:
-            if adds or fixed_deletes:
+            tracking = row_tracking_enabled(self.table.options)
+            if (adds or fixed_deletes) and not tracking:  # row ids depend on the attempt's base: written per attempt
                 delta_metas = self.manifest_file.write(fixed_deletes + adds)
             if changelog:
                 changelog_metas = self.manifest_file.write(changelog)
@@ -361,6 +363,14 @@ class TableCommit:
                                for e in live.values() if overwrite == "all" or (
                                    overwrite(e.partition) if callable(overwrite) else e.partition in overwrite)]
                 this_delta = list(delta_metas)
+                next_row_id = latest.next_row_id if latest else None
+                if tracking:
+                    tracked, next_row_id = assign_row_tracking(
+                        adds, (latest.id + 1) if latest else 1, next_row_id or 0,
+                        self.table.options.get("row-tracking.partition-group-on-commit"))
+                    if adds or fixed_deletes:
+                        this_delta = self.manifest_file.write(fixed_deletes + tracked)
+                        attempt_files += [m.file_name for m in this_delta]
                 if deletes:
                     delete_metas = self.manifest_file.write(deletes)
                     attempt_files += [m.file_name for m in delete_metas]
@@ -393,6 +403,7 @@ class TableCommit:
                     total_record_count=(latest.total_record_count if latest else 0) + added_rows - deleted_rows,
                     delta_record_count=added_rows - deleted_rows,
                     watermark=latest.watermark if latest else None,
+                    next_row_id=next_row_id,
                     changelog_manifest_list=changelog_list,
                     index_manifest=index_manifest,
                     changelog_record_count=sum(e.file.row_count for e in changelog or ()),

@@ -14,7 +14,9 @@ import pyarrow as pa
 
 from ..format.data_file import open_data_file
 from ..predicate import Predicate
+from ..row_tracking import SYSTEM_COLUMNS, columns_requested, row_tracking_enabled, system_fields
 from ..schema_cast import cast_column
+from .evolution import RowTrackingRead, needs_tracking_read
 from .scan import Split, _load_schema
 
 if TYPE_CHECKING:
@@ -41,15 +43,22 @@ class TableRead:
         if file_column is not None and table.schema.primary_keys:
             raise ValueError("a file column is given for append tables only (a primary-key row merges files)")
         full = table.arrow_schema()
+        tracking = row_tracking_enabled(table.options)
         if read_schema is None:
-            read_schema = full
+            # row-tracking tables: `paimon_ds.row-tracking-columns` adds _ROW_ID, _SEQUENCE_NUMBER ($row_tracking)
+            read_schema = pa.schema([*full, *system_fields()]) if tracking and columns_requested(table.options) \
+                else full
         self.row_kind_column = row_kind_column
         for extra in (row_kind_column, file_column, self.position_column):
             if extra is not None and extra in read_schema.names:
                 read_schema = read_schema.remove(read_schema.get_field_index(extra))
+        with_system = read_schema
+        system = [n for n in read_schema.names if n in SYSTEM_COLUMNS] if tracking else []
+        if system:
+            read_schema = pa.schema([f for f in read_schema if f.name not in SYSTEM_COLUMNS])
         self.data_schema = read_schema  # the table's columns that are read
-        self.output_schema = read_schema.insert(0, pa.field(row_kind_column, pa.string(), nullable=False)) \
-            if row_kind_column is not None else read_schema
+        self.output_schema = with_system.insert(0, pa.field(row_kind_column, pa.string(), nullable=False)) \
+            if row_kind_column is not None else with_system
         self.kinds_schema = self.output_schema  # without the file column
         if file_column is not None:
             self.output_schema = self.output_schema.append(pa.field(file_column, pa.string(), nullable=False))
@@ -57,6 +66,12 @@ class TableRead:
             self.output_schema = self.output_schema.append(pa.field(self.position_column, pa.int64(), nullable=False))
         self.predicate = predicate
         self.fields = [table.schema.field(name) for name in read_schema.names]
+        # row ids, sequence numbers, data-evolution merges (operation/evolution.py)
+        self.tracking = None
+        if needs_tracking_read(table, system, predicate):
+            if file_column is not None:
+                raise ValueError(f"row-level jobs do not read row-tracking table {table.path} this way")
+            self.tracking = RowTrackingRead(table, self.fields, self.output_schema, predicate, row_kind_column)
 
     def read(self, split: Split, delta: bool = False, changelog: bool = False) -> Iterator[pa.RecordBatch]:
         """The rows of a split: the merged table contents, or (``delta``) the changes one commit made,
@@ -64,6 +79,9 @@ class TableRead:
         if split.branch is not None and split.branch != self.table.branch:
             from .fallback import read_fallback
             yield from read_fallback(self, split, delta, changelog)
+            return
+        if self.tracking is not None:
+            yield from self.tracking.read(split, delta)
             return
         if self.table.schema.primary_keys:
             yield from self._read_kv(split, keep_retracts=(delta or changelog) and self.row_kind_column is not None,

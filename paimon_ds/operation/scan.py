@@ -15,9 +15,11 @@ from ..format.partition import partition_path
 from ..manifest.files import ManifestFile, ManifestList
 from ..manifest.meta import DataFileMeta, ManifestEntry, ManifestFileMeta, SimpleStats
 from ..predicate import Predicate, and_all, split_and, test_values
+from ..row_tracking import ROW_ID, data_evolution_enabled, row_tracking_enabled
 from ..schema import TableSchema
 from ..snapshot import Snapshot
 from .commit import live_entries
+from .evolution import file_fields, group_stats, pack_groups, row_id_groups
 
 if TYPE_CHECKING:
     from ..table import Table
@@ -59,6 +61,9 @@ class TableScan:
             # matches: only predicates on key columns (the same in every version) may skip files.
             data_leaves = [p for p in data_leaves if p.fields() <= set(self.schema.primary_keys)]
         self.data_predicate = and_all(data_leaves)
+        # data evolution: a file's stats say nothing of its rows' newer columns in other files: whole row-id
+        # groups are pruned in plan_snapshot instead (operation/evolution.py)
+        self.data_evolution = row_tracking_enabled(table.options) and data_evolution_enabled(table.options)
         self.partition_types = [f.type for f in self.schema.partition_fields]
         self.manifest_file = ManifestFile(table.io, table.root, self.partition_types, self.schema.id)
         self.manifest_list = ManifestList(table.io, table.root)
@@ -92,7 +97,7 @@ class TableScan:
             values = dict(zip(self.schema.partition_keys, self._partition_values(e.partition)))
             if not test_values(self.partition_predicate, values):
                 return False
-        if self.data_predicate is not None:
+        if self.data_predicate is not None and not self.data_evolution:
             return self.data_predicate.may_match(self._file_stats(e.file))
         return True
 
@@ -115,7 +120,7 @@ class TableScan:
     def _file_stats(self, f: DataFileMeta) -> Callable[[str], tuple[Any, Any, int | None, int]]:
         file_schema = self._schema(f.schema_id)
         if f.value_stats_cols is None:
-            stat_fields = list(file_schema.fields)
+            stat_fields = file_fields(file_schema, f)  # a partial file's stats cover its _WRITE_COLS
         else:
             by_name = {x.name: x for x in file_schema.fields}
             stat_fields = [by_name[c] for c in f.value_stats_cols if c in by_name]
@@ -126,6 +131,8 @@ class TableScan:
         decoded: dict[str, Any] = {}
 
         def lookup(name: str) -> tuple[Any, Any, int | None, int]:
+            if name == ROW_ID and f.first_row_id is not None:
+                return f.first_row_id, f.first_row_id + f.row_count - 1, 0, f.row_count
             i = position.get(current_id.get(name, -1))
             if i is None:
                 return None, None, None, f.row_count
@@ -178,6 +185,14 @@ class TableScan:
                 files = [f for f in files if f.level > 0]
                 if not files:
                     continue
+            if self.data_evolution:
+                groups = row_id_groups(files)
+                if self.data_predicate is not None:
+                    groups = [g for g in groups if self.data_predicate.may_match(
+                        group_stats(g, self.schema, self._schema, self._file_stats))]
+                for pack in pack_groups(groups, target, open_cost):
+                    splits.append(self._with_dvs(Split(partition, bucket, directory, pack, sid), dv_files))
+                continue
             if self.schema.primary_keys:
                 # every sorted run of a bucket must be merged together: one split per bucket
                 splits.append(self._with_dvs(Split(partition, bucket, directory, files, sid), dv_files))

@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..row_tracking import data_evolution_enabled
 from ..snapshot import Snapshot, SnapshotNotFound
 from .commit import CommitConflict
 from .messages import CommitMessage
@@ -81,6 +82,8 @@ class StreamCommit:
     def _compacts(self) -> bool:
         """Whether this committer compacts after a batch (not write-only; first-row compacts in commit())."""
         opts = self.table.options.raw
+        if data_evolution_enabled(self.table.options):
+            return False  # paimon_ds does not compact data-evolution tables (see compact.plan_compaction)
         return opts.get("write-only", "false").lower() != "true" and not (
             self.table.schema.primary_keys and opts.get("merge-engine") == "first-row")
 

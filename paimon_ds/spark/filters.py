@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..predicate import Leaf, Predicate
@@ -12,13 +13,14 @@ _OPS = {"EqualTo": "=", "GreaterThan": ">", "GreaterThanOrEqual": ">=", "LessTha
         "StringStartsWith": "starts_with"}
 
 
-def to_predicate(f: Any, schema: TableSchema) -> Predicate | None:
-    """The predicate for one filter, or None when it cannot prune (nested column, Not, ...)."""
+def to_predicate(f: Any, schema: TableSchema, extra_columns: Sequence[str] = ()) -> Predicate | None:
+    """The predicate for one filter, or None when it cannot prune (nested column, Not, ...).
+    ``extra_columns``: columns a read has besides the table's (row tracking's `_ROW_ID`, ...)."""
     op = _OPS.get(type(f).__name__)
     if op is None:
         return None
     attr = f.attribute
-    if len(attr) != 1 or attr[0] not in schema.field_names:
+    if len(attr) != 1 or (attr[0] not in schema.field_names and attr[0] not in extra_columns):
         return None
     if op in ("is_null", "is_not_null"):
         return Leaf(op, attr[0])

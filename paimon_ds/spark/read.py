@@ -9,6 +9,7 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from ..predicate import Predicate, and_all
+from ..row_tracking import SYSTEM_COLUMNS, row_tracking_enabled
 from ..table import Table
 from .filters import to_predicate
 from .types import arrow_schema_for_spark
@@ -30,8 +31,11 @@ class PaimonReader(DataSourceReader):
         self.only_files = only_files
         self.position_column = position_column  # each row's position in its file (deletion vectors)
         self.read_schema = arrow_schema_for_spark(schema)
+        # row-tracking tables: _ROW_ID and _SEQUENCE_NUMBER may be read (and filtered on) as columns
+        self.system_columns = SYSTEM_COLUMNS if row_tracking_enabled(table.options) else ()
         missing = [n for n in self.read_schema.names
-                   if n not in table.schema.field_names and n not in (row_kind_column, file_column, position_column)]
+                   if n not in table.schema.field_names and n not in (row_kind_column, file_column, position_column)
+                   and n not in self.system_columns]
         if missing:
             from ..types import SchemaError
             raise SchemaError(f"column(s) {missing} are not in Paimon table {table.path} "
@@ -40,7 +44,7 @@ class PaimonReader(DataSourceReader):
 
     def pushFilters(self, filters):  # Spark 4.1+
         for f in filters:
-            p = to_predicate(f, self.table.schema)
+            p = to_predicate(f, self.table.schema, self.system_columns)
             if p is not None:
                 self.predicates.append(p)
             # Stats only prune files; Spark still evaluates every filter on the rows it gets.

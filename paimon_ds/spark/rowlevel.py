@@ -19,6 +19,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from ..row_tracking import refuse_row_level_change
 from ..snapshot import Snapshot
 from ..table import Table
 from .source import (
@@ -82,6 +83,7 @@ def _holds(e: Expr | None) -> Column:
 
 def _check_engine(table: Table, operation: str) -> None:
     """Which merge engines can take row-level changes, as in Paimon."""
+    refuse_row_level_change(table, operation)  # copy-on-write would renumber the rows a file keeps
     if not table.schema.primary_keys:
         return
     opts = table.options.raw

@@ -16,6 +16,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from ..options import OptionError
+from ..row_tracking import with_row_tracking_columns
 from ..storage import NO_CREDENTIALS, is_storage_key, missing_s3_credentials, spark_conf_storage, split_storage
 from ..table import Table
 
@@ -142,7 +143,8 @@ class PaimonDataSource(DataSource):
 
     def schema(self) -> StructType:
         from .types import spark_schema
-        schema = self._table().arrow_schema()
+        table = self._table()
+        schema = table.arrow_schema()
         row_kind = self.opts.get(ROW_KIND_COLUMN_OPTION)
         file_column = self.opts.get(FILE_COLUMN_OPTION)
         for option, extra in ((ROW_KIND_COLUMN_OPTION, row_kind), (FILE_COLUMN_OPTION, file_column)):
@@ -150,6 +152,7 @@ class PaimonDataSource(DataSource):
                 raise OptionError(f"{option}={extra!r} names a column the table already has")
         if row_kind:
             schema = schema.insert(0, pa.field(row_kind, pa.string(), nullable=False))
+        schema = with_row_tracking_columns(table, schema)
         if file_column:
             schema = schema.append(pa.field(file_column, pa.string(), nullable=False))
             if self.opts.get(POSITION_COLUMN_OPTION):
