@@ -29,6 +29,8 @@ class Table:
         self.storage_options = storage_options
         self.schema = schema
         self.dynamic_options = dict(dynamic_options or {})
+        from .index.paths import check_job_option
+        check_job_option(schema.options, self.dynamic_options)
         self.options = Options(schema.options).with_overrides(self.dynamic_options)
         self.schema_manager = SchemaManager(self.io, self.root)
         self.snapshot_manager = SnapshotManager(self.io, self.root)

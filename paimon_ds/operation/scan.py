@@ -225,7 +225,8 @@ class TableScan:
             return out
         for e in IndexManifestFile(self.table.io, self.table.root).read(self.snapshot.index_manifest):
             if e.index_file.index_type == DELETION_VECTORS_INDEX:
-                out.setdefault((e.partition, e.bucket), {}).update(deletion_files(self.table.root, [e.index_file]))
+                out.setdefault((e.partition, e.bucket), {}).update(
+                    deletion_files(self.table, e.partition, e.bucket, [e.index_file]))
         return out
 
     @staticmethod
