@@ -32,7 +32,7 @@ INDEX_MANIFEST_VERSION = 1
 _NS = "org.apache.paimon.avro.generated.record"
 
 # Exactly what Paimon 0.9 derives from IndexManifestEntry.SCHEMA (checked against a Java-written file).
-INDEX_MANIFEST_SCHEMA = fastavro.parse_schema({"type": "record", "name": _NS, "fields": [
+_FIELDS_0_9 = [
     {"name": "_VERSION", "type": "int"},
     {"name": "_KIND", "type": "int"},
     {"name": "_PARTITION", "type": "bytes"},
@@ -47,10 +47,11 @@ INDEX_MANIFEST_SCHEMA = fastavro.parse_schema({"type": "record", "name": _NS, "f
             {"name": "f1", "type": "int"},
             {"name": "f2", "type": "int"},
         ]}]}]},
-]})
+]
+INDEX_MANIFEST_SCHEMA = fastavro.parse_schema({"type": "record", "name": _NS, "fields": _FIELDS_0_9})
 # ... and with Paimon 1.x's _EXTERNAL_PATH, for manifests that hold an entry with a recorded location
-INDEX_MANIFEST_SCHEMA_EXTERNAL = fastavro.parse_schema({**INDEX_MANIFEST_SCHEMA, "fields": [
-    *INDEX_MANIFEST_SCHEMA["fields"], {"name": "_EXTERNAL_PATH", "type": ["null", "string"], "default": None}]})
+INDEX_MANIFEST_SCHEMA_EXTERNAL = fastavro.parse_schema({"type": "record", "name": _NS, "fields": [
+    *_FIELDS_0_9, {"name": "_EXTERNAL_PATH", "type": ["null", "string"], "default": None}]})
 
 
 @dataclass(frozen=True)
