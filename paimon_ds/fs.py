@@ -75,9 +75,10 @@ class FileIO:
         return self.fs.isdir(path)
 
     def read_bytes(self, path: str) -> bytes:
-        if self.is_s3:
-            return self.fs.cat_file(path, max_concurrency=1)  # one GET, no HEAD for the size first
-        with self.fs.open(path, "rb") as f:
+        fs, path, _ = self.locate(path)  # a table path, or a full URI (a file at a recorded external location)
+        if self.is_s3 and fs is self.fs:
+            return fs.cat_file(path, max_concurrency=1)  # one GET, no HEAD for the size first
+        with fs.open(path, "rb") as f:
             return f.read()
 
     def read_text(self, path: str) -> str:
@@ -85,14 +86,15 @@ class FileIO:
 
     def write_bytes(self, path: str, data: bytes) -> None:
         """Write (or replace) a whole file; readers never see half of it (a rename locally, one PUT on S3)."""
-        if self.is_local:
+        fs, path, local = self.locate(path)
+        if local:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             tmp = f"{path}.{uuid.uuid4().hex}.tmp"
             with open(tmp, "wb") as f:
                 f.write(data)
             os.replace(tmp, path)
         else:
-            self.fs.pipe_file(path, data)
+            fs.pipe_file(path, data)
 
     def try_create(self, path: str, data: bytes) -> bool:
         """Create ``path`` with ``data`` only if it does not exist; False if someone else has it.

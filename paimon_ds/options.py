@@ -214,6 +214,10 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "Append tables: compaction rewrites small files once this many are in a row (streams, paimon_ds.compact)."),
     Option("write-only", False, parse_bool, "Writers never compact (leave it to paimon_ds.compact); "
            "streaming writes then do not compact either."),
+    Option("deletion-vectors.merge-on-read", False, parse_bool, "Deletion-vector primary-key tables: batch reads "
+           "merge level 0 in instead of skipping it (Paimon 2.0)."),
+    Option("index-file-in-data-file-dir", False, parse_bool, "Hash index and deletion-vector files go in the bucket's "
+           "data directory instead of `index/` (Paimon 1.x; fixed when the table is created)."),
     Option("scan.mode", "default", str, "Streaming reads: where a new query starts: latest-full (default: the table, "
            "then its changes), latest, from-snapshot, from-snapshot-full, from-timestamp.", table=False),
     Option("read.stream.maxFilesPerTrigger", None, _positive_int,

@@ -59,10 +59,11 @@ from .types import (
     parse_type,
 )
 
-# Paimon 0.9 CoreOptions fields annotated @Immutable (CoreOptions.IMMUTABLE_OPTIONS).
+# Paimon 0.9 CoreOptions fields annotated @Immutable (CoreOptions.IMMUTABLE_OPTIONS), and the 1.x ones paimon_ds
+# interprets (where index files live).
 IMMUTABLE_OPTIONS = frozenset({
     "bucket-key", "merge-engine", "ignore-delete", "sequence.field", "partial-update.remove-record-on-delete",
-    "rowkind.field", "primary-key", "partition", "force-lookup",
+    "rowkind.field", "primary-key", "partition", "force-lookup", "index-file-in-data-file-dir",
     "row-tracking.enabled", "data-evolution.enabled",  # @Immutable in Paimon 1.x
 })
 # Paimon's SystemColumns.SYSTEM_FIELD_NAMES and KEY_FIELD_PREFIX: names its key-value files use.

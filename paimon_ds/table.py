@@ -30,6 +30,8 @@ class Table:
         self.storage_options = storage_options
         self.schema = schema
         self.dynamic_options = dict(dynamic_options or {})
+        from .index.paths import check_job_option
+        check_job_option(schema.options, self.dynamic_options)
         self.options = Options(schema.options).with_overrides(self.dynamic_options)
         # the branch read and written (option `branch`): its own schema/, snapshot/ and tag/ directories
         self.branch = normalize_branch(self.dynamic_options.get("branch"))

@@ -1,4 +1,5 @@
-"""Deletion-vector index files (`index/index-<uuid>-<n>`, index type DELETION_VECTORS).
+"""Deletion-vector index files (`index/index-<uuid>-<n>`, or in the bucket's directory: see index/paths.py;
+index type DELETION_VECTORS).
 
 Layout (Paimon 0.9 DeletionVectorsIndexFile / DeletionVectorIndexFileWriter; big-endian ints): one
 version byte (1), then per data file one deletion vector:
@@ -19,13 +20,18 @@ import struct
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..fs import FileIO
-from ..index.hash_index import IndexFileNamer, index_path
+from ..index.hash_index import IndexFileNamer
 from ..index.manifest import DELETION_VECTORS_INDEX, IndexFileMeta
+from ..index.paths import index_file_path, new_index_file_path
 from . import roaring
+
+if TYPE_CHECKING:
+    from ..table import Table
 
 VERSION = 1
 MAGIC_32 = 1581511376
@@ -46,12 +52,14 @@ class DeletionFile:
     length: int
 
 
-def deletion_files(table_root: str, index_files: list[IndexFileMeta]) -> dict[str, DeletionFile]:
-    """Data file name -> its deletion file, from a bucket's DELETION_VECTORS index files."""
+def deletion_files(table: Table, partition: bytes, bucket: int,
+                   index_files: list[IndexFileMeta]) -> dict[str, DeletionFile]:
+    """Data file name -> its deletion file, from the DELETION_VECTORS index files of a bucket."""
     out = {}
     for f in index_files:
+        path = index_file_path(table, partition, bucket, f)
         for name, offset, length in f.dv_ranges or ():
-            out[name] = DeletionFile(index_path(table_root, f.file_name), offset, length)
+            out[name] = DeletionFile(path, offset, length)
     return out
 
 
@@ -93,9 +101,9 @@ def read_vector(io: FileIO, f: DeletionFile) -> np.ndarray:
     return parse_vector(data, f.offset, f.length, f.path)
 
 
-def read_index_file(io: FileIO, table_root: str, meta: IndexFileMeta) -> dict[str, np.ndarray]:
-    """Every vector of a DELETION_VECTORS index file: data file name -> deleted positions."""
-    path = index_path(table_root, meta.file_name)
+def read_index_file(io: FileIO, path: str, meta: IndexFileMeta) -> dict[str, np.ndarray]:
+    """Every vector of the DELETION_VECTORS index file ``meta`` (at ``path``, see index/paths.py): data file
+    name -> deleted positions."""
     data = io.read_bytes(path)
     if not data or data[0] != VERSION:
         raise DeletionVectorError(f"deletion vector index file {path} has an unsupported version")
@@ -111,9 +119,10 @@ def serialize_vector(positions: np.ndarray) -> bytes:
     return struct.pack(">i", len(body)) + body + struct.pack(">I", zlib.crc32(body))
 
 
-def write_index_file(io: FileIO, table_root: str, vectors: Mapping[str, np.ndarray],
+def write_index_file(table: Table, partition: bytes, bucket: int, vectors: Mapping[str, np.ndarray],
                      namer: IndexFileNamer) -> IndexFileMeta:
-    """Write ``vectors`` (data file name -> deleted positions, in the order given) as one new index file."""
+    """Write ``vectors`` (data file name -> deleted positions, in the order given) as one new index file of the
+    bucket."""
     chunks = [bytes([VERSION])]
     offset = 1
     ranges = []
@@ -123,6 +132,7 @@ def write_index_file(io: FileIO, table_root: str, vectors: Mapping[str, np.ndarr
         chunks.append(frame)
         offset += len(frame)
     name = namer.next()
+    path, external = new_index_file_path(table, partition, bucket, name)
     data = b"".join(chunks)
-    io.write_bytes(index_path(table_root, name), data)
-    return IndexFileMeta(DELETION_VECTORS_INDEX, name, len(data), len(ranges), tuple(ranges))
+    table.io.write_bytes(path, data)
+    return IndexFileMeta(DELETION_VECTORS_INDEX, name, len(data), len(ranges), tuple(ranges), external)

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from ..index.hash_index import IndexFileNamer, index_path
+from ..index.hash_index import IndexFileNamer
 from ..index.manifest import IndexFileMeta
+from ..index.paths import index_file_path
 from .index_file import read_index_file, write_index_file
 
 if TYPE_CHECKING:
@@ -27,13 +28,15 @@ def dv_enabled(table: Table) -> bool:
 
 
 class DeletionVectorsMaintainer:
-    def __init__(self, table: Table, base: list[IndexFileMeta], namer: IndexFileNamer | None = None) -> None:
+    def __init__(self, table: Table, partition: bytes, bucket: int, base: list[IndexFileMeta],
+                 namer: IndexFileNamer | None = None) -> None:
         self.table = table
+        self.partition, self.bucket = partition, bucket
         self.base = list(base)
         self.namer = namer or IndexFileNamer()
         self.vectors: dict[str, np.ndarray] = {}
         for f in self.base:
-            self.vectors.update(read_index_file(table.io, table.root, f))
+            self.vectors.update(read_index_file(table.io, index_file_path(table, partition, bucket, f), f))
         self.changed = False
         self.written: list[str] = []
 
@@ -59,8 +62,8 @@ class DeletionVectorsMaintainer:
         if not self.changed:
             return [], []
         live = {name: v for name, v in self.vectors.items() if len(v)}
-        new = [write_index_file(self.table.io, self.table.root, live, self.namer)] if live else []
-        self.written += [index_path(self.table.root, f.file_name) for f in new]
+        new = [write_index_file(self.table, self.partition, self.bucket, live, self.namer)] if live else []
+        self.written += [index_file_path(self.table, self.partition, self.bucket, f) for f in new]
         replaced, self.base, self.changed = self.base, new, False
         return new, replaced
 
@@ -104,11 +107,12 @@ def drop_vectors_of(table: Table, snapshot, removed: list) -> list:
         if f.index_type != DELETION_VECTORS_INDEX or not any(
                 (e.partition, e.bucket, name) in gone for name, *_ in f.dv_ranges or ()):
             continue
-        kept = {name: v for name, v in read_index_file(table.io, table.root, f).items()
+        path = index_file_path(table, e.partition, e.bucket, f)
+        kept = {name: v for name, v in read_index_file(table.io, path, f).items()
                 if (e.partition, e.bucket, name) not in gone and len(v)}
         changes.append(IndexManifestEntry(FileKind.DELETE, e.partition, e.bucket, f))
         if kept:
-            new = write_index_file(table.io, table.root, kept, IndexFileNamer())
+            new = write_index_file(table, e.partition, e.bucket, kept, IndexFileNamer())
             changes.append(IndexManifestEntry(FileKind.ADD, e.partition, e.bucket, new))
     return changes
 
@@ -134,7 +138,7 @@ def append_deletions(table: Table, snapshot, deleted: dict[str, np.ndarray], com
     messages = []
     try:
         for (partition, bucket), names in sorted(buckets.items()):
-            m = DeletionVectorsMaintainer(table, base.get((partition, bucket), []))
+            m = DeletionVectorsMaintainer(table, partition, bucket, base.get((partition, bucket), []))
             for name in names:
                 m.delete(name, deleted[name])
             new, old = m.prepare_commit()
@@ -146,5 +150,5 @@ def append_deletions(table: Table, snapshot, deleted: dict[str, np.ndarray], com
     except BaseException:
         for msg in messages:
             for f in msg.new_index_files:
-                table.io.delete_quietly(index_path(table.root, f.file_name))
+                table.io.delete_quietly(index_file_path(table, msg.partition, msg.bucket, f))
         raise

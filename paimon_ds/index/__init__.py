@@ -1,6 +1,7 @@
 """Paimon's indexes kept beside the data: hash indexes of dynamic-bucket tables and index manifests.
 
-hash_index.py: HASH index files (`index/index-<uuid>-<n>`) and the per-bucket HashIndexMaintainer;
+hash_index.py: HASH index files (`index-<uuid>-<n>`) and the per-bucket HashIndexMaintainer;
+paths.py: where index files live (`index/`, or the bucket directory with `index-file-in-data-file-dir`);
 manifest.py: IndexFileMeta, IndexManifestEntry and index manifests (`manifest/index-manifest-*`);
 bucket_assigner.py: key and partition hashes and the dynamic bucket assigner (HashBucketAssigner).
 """

@@ -168,7 +168,7 @@ class PartitionIndex:
         hashes, buckets = [], []
         counts: dict[int, int] = {}
         for e in entries:
-            h = read_hash_index(table.io, table.root, e.index_file)
+            h = read_hash_index(table, e.partition, e.bucket, e.index_file)
             mine = assigner_ids(partition_hash_, h, num_channels, num_assigners) == assign_id
             hashes.append(h[mine])
             buckets.append(np.full(int(mine.sum()), e.bucket, dtype=np.int16))

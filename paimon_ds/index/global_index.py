@@ -494,7 +494,11 @@ class IndexBootstrap:
         self.snapshot_id = snapshot.id if snapshot is not None else None
         if snapshot is None:
             return []
-        splits = [s for s in self.table.new_scan().plan_snapshot(snapshot) if s.bucket % num_readers == reader_id]
+        from ..operation.scan import TableScan, all_levels
+        # every level, level 0 too (Paimon's IndexBootstrap: `withLevelFilter(level -> true)`): a key a batch read
+        # does not show yet (first-row and deletion-vector tables) still lives in its bucket
+        scan = TableScan(self.table, level_filter=all_levels)
+        splits = [s for s in scan.plan_snapshot(snapshot) if s.bucket % num_readers == reader_id]
         if self.ttl_seconds is not None:
             now, ttl = self.clock() * 1000, self.ttl_seconds * 1000
             splits = [s for s in splits

@@ -1,4 +1,5 @@
-"""Hash index files (`index/index-<uuid>-<n>`) and their upkeep per bucket.
+"""Hash index files (`index/index-<uuid>-<n>`, or in the bucket's directory: see paths.py) and their upkeep
+per bucket.
 
 A HASH index file lists the hash of every key a dynamic bucket holds: 32-bit ints, big-endian,
 back to back, nothing else (Paimon's HashIndexFile over IntFileUtils; a reader stops at the end
@@ -20,11 +21,11 @@ import numpy as np
 from ..fs import FileIO
 from ..operation.names import FileNamer
 from .manifest import HASH_INDEX, IndexFileMeta
+from .paths import index_file_path, new_index_file_path
 
 if TYPE_CHECKING:
     from ..table import Table
 
-INDEX_DIR = "index"
 # hashes kept unsorted by a maintainer before they are deduplicated (bounds its memory)
 _PENDING_LIMIT = 1 << 20
 
@@ -37,25 +38,27 @@ class IndexFileNamer(FileNamer):
         super().__init__(job_prefix, "index", "")
 
 
-def index_path(table_root: str, file_name: str) -> str:
-    return f"{table_root}/{INDEX_DIR}/{file_name}"
-
-
-def write_hash_index(io: FileIO, table_root: str, hashes: np.ndarray, namer: IndexFileNamer) -> IndexFileMeta:
-    """Write ``hashes`` (int32) as a new HASH index file; its IndexFileMeta (row count = hashes)."""
+def write_hash_index(table: Table, partition: bytes, bucket: int, hashes: np.ndarray,
+                     namer: IndexFileNamer) -> IndexFileMeta:
+    """Write ``hashes`` (int32) as a new HASH index file of the bucket; its IndexFileMeta (row count = hashes)."""
     name = namer.next()
+    path, external = new_index_file_path(table, partition, bucket, name)
     data = np.ascontiguousarray(hashes, dtype=np.int32).astype(">i4").tobytes()
-    io.write_bytes(index_path(table_root, name), data)
-    return IndexFileMeta(HASH_INDEX, name, len(data), len(hashes))
+    table.io.write_bytes(path, data)
+    return IndexFileMeta(HASH_INDEX, name, len(data), len(hashes), external_path=external)
 
 
-def read_hash_index(io: FileIO, table_root: str, file: IndexFileMeta | str) -> np.ndarray:
-    """The int32 hashes of a HASH index file (a trailing partial int is ignored, as Java's reader does)."""
-    if isinstance(file, IndexFileMeta):
-        if file.index_type != HASH_INDEX:
-            raise ValueError(f"{file.file_name} is a {file.index_type} index, not a hash index")
-        file = file.file_name
-    data = io.read_bytes(index_path(table_root, file))
+def read_hash_index(table: Table, partition: bytes, bucket: int, file: IndexFileMeta) -> np.ndarray:
+    """The int32 hashes of the bucket's HASH index file ``file``."""
+    if file.index_type != HASH_INDEX:
+        raise ValueError(f"{file.file_name} is a {file.index_type} index, not a hash index")
+    return read_hash_file(table.io, index_file_path(table, partition, bucket, file))
+
+
+def read_hash_file(io: FileIO, path: str) -> np.ndarray:
+    """The int32 hashes of the HASH index file at ``path`` (a trailing partial int is ignored, as Java's reader
+    does)."""
+    data = io.read_bytes(path)
     usable = len(data) - len(data) % 4
     return np.frombuffer(data[:usable], dtype=">i4").astype(np.int32)
 
@@ -63,8 +66,9 @@ def read_hash_index(io: FileIO, table_root: str, file: IndexFileMeta | str) -> n
 class HashIndexMaintainer:
     """The keys one writer adds to one bucket of a dynamic-bucket table."""
 
-    def __init__(self, table: Table, base: IndexFileMeta | None) -> None:
+    def __init__(self, table: Table, partition: bytes, bucket: int, base: IndexFileMeta | None) -> None:
         self.table = table
+        self.partition, self.bucket = partition, bucket
         self.base = base  # the bucket's index file in the writer's base snapshot (None: no index yet)
         self._pending: list[np.ndarray] = []
         self._pending_rows = 0
@@ -87,7 +91,7 @@ class HashIndexMaintainer:
         self._pending, self._pending_rows = [], 0
         if self.base is None or len(pending) == 0:
             return pending
-        old = read_hash_index(self.table.io, self.table.root, self.base)
+        old = read_hash_index(self.table, self.partition, self.bucket, self.base)
         return pending[~np.isin(pending, old)]
 
 
@@ -99,11 +103,11 @@ def unique_sorted(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def merge_hashes(io: FileIO, table_root: str, base: IndexFileMeta | None, added: np.ndarray,
+def merge_hashes(table: Table, partition: bytes, bucket: int, base: IndexFileMeta | None, added: np.ndarray,
                  namer: IndexFileNamer) -> IndexFileMeta | None:
-    """A new full index file of ``base``'s hashes and ``added``; None if every added hash is in ``base``."""
-    old = read_hash_index(io, table_root, base) if base is not None else np.empty(0, np.int32)
+    """A new full index file of the bucket: ``base``'s hashes and ``added``; None if ``base`` has them all."""
+    old = read_hash_index(table, partition, bucket, base) if base is not None else np.empty(0, np.int32)
     fresh = added[~np.isin(added, old)] if len(old) else added
     if len(fresh) == 0 and base is not None:
         return None
-    return write_hash_index(io, table_root, unique_sorted(np.concatenate([old, fresh])), namer)
+    return write_hash_index(table, partition, bucket, unique_sorted(np.concatenate([old, fresh])), namer)

@@ -2,8 +2,11 @@
 
 Paimon 0.9's IndexManifestEntry, one Avro record per index file, versioned (`_VERSION` 1):
 _KIND (0 add; a stored manifest holds adds only), _PARTITION (serialized BinaryRow), _BUCKET,
-_INDEX_TYPE (HASH or DELETION_VECTORS), _FILE_NAME (under `index/`), _FILE_SIZE, _ROW_COUNT (hashes
-in a HASH file) and _DELETIONS_VECTORS_RANGES (data file -> offset, length; DV files only).
+_INDEX_TYPE (HASH or DELETION_VECTORS), _FILE_NAME (under `index/`, or the bucket's directory: see
+paths.py), _FILE_SIZE, _ROW_COUNT (hashes in a HASH file) and _DELETIONS_VECTORS_RANGES (data file ->
+offset, length; DV files only). Paimon 1.x adds _EXTERNAL_PATH (a file's full location when it lies
+outside the table, see paths.py); a manifest holding such an entry is written with that field appended
+(readers of either layout read fields by name), others keep 0.9's exact layout.
 
 A snapshot's `indexManifest` lists every index file live at that snapshot, so each commit that
 changes an index writes a whole new manifest: the previous entries, minus those replaced, plus the
@@ -13,7 +16,7 @@ A commit that changes no index keeps the previous manifest's name.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +32,7 @@ INDEX_MANIFEST_VERSION = 1
 _NS = "org.apache.paimon.avro.generated.record"
 
 # Exactly what Paimon 0.9 derives from IndexManifestEntry.SCHEMA (checked against a Java-written file).
-INDEX_MANIFEST_SCHEMA = fastavro.parse_schema({"type": "record", "name": _NS, "fields": [
+_FIELDS_0_9 = [
     {"name": "_VERSION", "type": "int"},
     {"name": "_KIND", "type": "int"},
     {"name": "_PARTITION", "type": "bytes"},
@@ -44,14 +47,19 @@ INDEX_MANIFEST_SCHEMA = fastavro.parse_schema({"type": "record", "name": _NS, "f
             {"name": "f1", "type": "int"},
             {"name": "f2", "type": "int"},
         ]}]}]},
-]})
+]
+INDEX_MANIFEST_SCHEMA = fastavro.parse_schema({"type": "record", "name": _NS, "fields": _FIELDS_0_9})
+# ... and with Paimon 1.x's _EXTERNAL_PATH, for manifests that hold an entry with a recorded location
+INDEX_MANIFEST_SCHEMA_EXTERNAL = fastavro.parse_schema({"type": "record", "name": _NS, "fields": [
+    *_FIELDS_0_9, {"name": "_EXTERNAL_PATH", "type": ["null", "string"], "default": None}]})
 
 
 @dataclass(frozen=True)
 class IndexFileMeta:
-    """One index file: its type, name (in the table's `index/` directory), size and row count.
+    """One index file: its type, name, size and row count (where it lives: paths.index_file_path).
 
     ``dv_ranges``: for deletion-vector files, (data file, offset, length) per data file, in order.
+    ``external_path``: its full location, when recorded (Paimon 1.x `_EXTERNAL_PATH`).
     """
 
     index_type: str
@@ -59,6 +67,7 @@ class IndexFileMeta:
     file_size: int
     row_count: int
     dv_ranges: tuple[tuple[str, int, int], ...] | None = None
+    external_path: str | None = None
 
 
 @dataclass(frozen=True)
@@ -76,24 +85,26 @@ class IndexManifestEntry:
     def to_avro(self) -> dict[str, Any]:
         f = self.index_file
         ranges = None if f.dv_ranges is None else [{"f0": n, "f1": o, "f2": ln} for n, o, ln in f.dv_ranges]
-        return {"_VERSION": INDEX_MANIFEST_VERSION, "_KIND": int(self.kind), "_PARTITION": self.partition,
-                "_BUCKET": self.bucket, "_INDEX_TYPE": f.index_type, "_FILE_NAME": f.file_name,
-                "_FILE_SIZE": f.file_size, "_ROW_COUNT": f.row_count, "_DELETIONS_VECTORS_RANGES": ranges}
+        record = {"_VERSION": INDEX_MANIFEST_VERSION, "_KIND": int(self.kind), "_PARTITION": self.partition,
+                  "_BUCKET": self.bucket, "_INDEX_TYPE": f.index_type, "_FILE_NAME": f.file_name,
+                  "_FILE_SIZE": f.file_size, "_ROW_COUNT": f.row_count, "_DELETIONS_VECTORS_RANGES": ranges}
+        if f.external_path is not None:
+            record["_EXTERNAL_PATH"] = f.external_path
+        return record
 
     @staticmethod
     def from_avro(r: dict[str, Any]) -> IndexManifestEntry:
         version = r.get("_VERSION", INDEX_MANIFEST_VERSION)
         if version != INDEX_MANIFEST_VERSION:
             raise ValueError(f"index manifest entry version {version} is not supported (only {INDEX_MANIFEST_VERSION})")
-        for newer in ("_EXTERNAL_PATH", "_GLOBAL_INDEX"):
-            if r.get(newer) is not None:
-                # index files stored elsewhere / global indexes (Paimon 1.x): not part of the 0.9 format
-                raise ValueError(f"index manifest entry {r['_FILE_NAME']} uses {newer}, a feature of a newer Paimon "
-                                 "that paimon_ds does not support")
+        if r.get("_GLOBAL_INDEX") is not None:
+            # global indexes (Paimon 1.x data evolution): not supported
+            raise ValueError(f"index manifest entry {r['_FILE_NAME']} uses _GLOBAL_INDEX, a feature of a newer "
+                             "Paimon that paimon_ds does not support")
         raw = r.get("_DELETIONS_VECTORS_RANGES")
         ranges = None if raw is None else tuple((x["f0"], x["f1"], x["f2"]) for x in raw if x is not None)
         return IndexManifestEntry(FileKind(r["_KIND"]), r["_PARTITION"], r["_BUCKET"], IndexFileMeta(
-            r["_INDEX_TYPE"], r["_FILE_NAME"], r["_FILE_SIZE"], r["_ROW_COUNT"], ranges))
+            r["_INDEX_TYPE"], r["_FILE_NAME"], r["_FILE_SIZE"], r["_ROW_COUNT"], ranges, r.get("_EXTERNAL_PATH")))
 
 
 class IndexManifestFile(AvroListFile):
@@ -102,6 +113,12 @@ class IndexManifestFile(AvroListFile):
     kind = "index-manifest"
     schema = INDEX_MANIFEST_SCHEMA
     record = IndexManifestEntry
+
+    def schema_for(self, records: Sequence[IndexManifestEntry]) -> dict:
+        # 0.9's exact layout unless an entry records a location (Paimon 1.x's _EXTERNAL_PATH)
+        if any(e.index_file.external_path is not None for e in records):
+            return INDEX_MANIFEST_SCHEMA_EXTERNAL
+        return INDEX_MANIFEST_SCHEMA
 
 
 def combine(previous: Iterable[IndexManifestEntry], changes: Iterable[IndexManifestEntry]) -> list[IndexManifestEntry]:

@@ -99,7 +99,7 @@ class PartitionSnapshotIndex:
         self.bounds = (np.cumsum(room).astype(np.uint64) * np.uint64(_SPACE)) // np.uint64(int(room.sum()))
 
     @staticmethod
-    def load(table: Table, files: dict[int, IndexFileMeta], target: int, initial: int,
+    def load(table: Table, partition: bytes, files: dict[int, IndexFileMeta], target: int, initial: int,
              max_buckets_: int) -> PartitionSnapshotIndex:
         """From the partition's HASH index files (bucket -> file) of the snapshot."""
         # one int64 per key, hash above bucket, filled in place file by file: one in-place sort orders the map
@@ -107,7 +107,7 @@ class PartitionSnapshotIndex:
         combined = np.empty(sum(meta.row_count for meta in files.values()), np.int64)
         counts, at = {}, 0
         for bucket, meta in files.items():
-            h = read_hash_index(table.io, table.root, meta)
+            h = read_hash_index(table, partition, bucket, meta)
             counts[bucket] = len(h)
             if at + len(h) > len(combined):  # a file holding more than its manifest entry said
                 combined = np.concatenate([combined[:at], np.empty(len(h), np.int64)])
@@ -170,8 +170,8 @@ class SnapshotBucketAssigner:
         if index is not None:
             self.loaded.move_to_end(partition)
             return index
-        index = PartitionSnapshotIndex.load(self.table, self.files.get(partition, {}), self.target, self.initial,
-                                            self.max_buckets)
+        index = PartitionSnapshotIndex.load(self.table, partition, self.files.get(partition, {}), self.target,
+                                            self.initial, self.max_buckets)
         while self.loaded and self.loaded_hashes + index.size > LOADED_HASHES_LIMIT:
             _, dropped = self.loaded.popitem(last=False)
             self.loaded_hashes -= dropped.size

@@ -215,9 +215,14 @@ class AvroListFile:
 
     def write(self, records: Sequence[Any]) -> str:
         name = self._names.next()
-        self.io.write_bytes(f"{self.dir}/{name}", manifest_bytes(self.schema, (r.to_avro() for r in records),
-                                                                 self.compression, self.file_format))
+        data = manifest_bytes(self.schema_for(records), (r.to_avro() for r in records), self.compression,
+                              self.file_format)
+        self.io.write_bytes(f"{self.dir}/{name}", data)
         return name
+
+    def schema_for(self, records: Sequence[Any]) -> dict:
+        """The record layout a file of ``records`` is written with."""
+        return self.schema
 
     def read(self, name: str) -> list:
         return [self.record.from_avro(r) for r in read_avro(self.io.read_bytes(f"{self.dir}/{name}"))]

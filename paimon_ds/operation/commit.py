@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..index.hash_index import IndexFileNamer, index_path, merge_hashes, read_hash_index, unique_sorted
+from ..index.hash_index import IndexFileNamer, merge_hashes, read_hash_index, unique_sorted
 from ..index.manifest import HASH_INDEX, IndexFileMeta, IndexManifestEntry, IndexManifestFile, combine
+from ..index.paths import in_data_dir, index_file_path
 from ..manifest.files import ManifestFile, ManifestList
 from ..manifest.meta import FileKind, ManifestEntry, ManifestFileMeta
 from ..row_tracking import assign_row_tracking, row_tracking_enabled
@@ -180,7 +181,7 @@ class TableCommit:
         except BaseException:
             for e in dv_changes:
                 if e.kind == FileKind.ADD:
-                    self.io.delete_quietly(index_path(self.table.root, e.index_file.file_name))
+                    self.io.delete_quietly(index_file_path(self.table, e.partition, e.bucket, e.index_file))
             raise
 
     def commit_deletion_vectors(self, messages: Sequence[CommitMessage], file_names: Sequence[str],
@@ -206,8 +207,9 @@ class TableCommit:
             raise
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
+        index_in_data_dir = in_data_dir(self.table)
         for m in messages:
-            for path in m.file_paths(self.table.root):
+            for path in m.file_paths(self.table.root, index_in_data_dir):
                 self.io.delete_quietly(path)
 
     # ---------------------------------------------------------------- internals
@@ -251,7 +253,7 @@ class TableCommit:
             base = None if replaced(partition) else latest_files.get((partition, bucket))
             key = (partition, bucket, base.file_name if base is not None else None)
             if key not in self._written_index:
-                self._written_index[key] = merge_hashes(self.io, self.table.root, base, hashes, IndexFileNamer())
+                self._written_index[key] = merge_hashes(self.table, partition, bucket, base, hashes, IndexFileNamer())
             if self._written_index[key] is not None:
                 changes.append(IndexChange(partition, bucket, self._written_index[key], base))
         return changes
@@ -274,7 +276,7 @@ class TableCommit:
             for theirs_bucket, name in now.items():
                 if then.get(theirs_bucket) == name:
                     continue
-                theirs = read_hash_index(self.io, self.table.root, latest_files[(partition, theirs_bucket)])
+                theirs = read_hash_index(self.table, partition, theirs_bucket, latest_files[(partition, theirs_bucket)])
                 for (p, bucket), ours in added.items():
                     if p == partition and bucket != theirs_bucket and np.isin(ours, theirs).any():
                         raise CommitConflict(
@@ -322,9 +324,9 @@ class TableCommit:
                 kept = {e.index_file.file_name for e in self.index_manifest_file.read(snapshot.index_manifest)}
             return snapshot
         finally:  # hash index files of attempts that did not land
-            for meta in self._written_index.values():
+            for (partition, bucket, _), meta in self._written_index.items():
                 if meta is not None and meta.file_name not in kept:
-                    self.io.delete_quietly(index_path(self.table.root, meta.file_name))
+                    self.io.delete_quietly(index_file_path(self.table, partition, bucket, meta))
             self._written_index = {}
 
     def _commit_attempts(self, adds: list[ManifestEntry], kind: str, identifier: int,

@@ -124,11 +124,12 @@ def run_append_compaction(table: Table, task: BucketTask) -> CommitMessage:
     from .scan import Split
     writer = RollingFileWriter(table, task.directory, DataFileNamer())
     # deletion-vector tables: the deleted rows are not rewritten, and the compacted files' vectors go
-    dvs = DeletionVectorsMaintainer(table, task.dv_index_files) if task.dv_index_files else None
+    dvs = DeletionVectorsMaintainer(table, task.partition, task.bucket, task.dv_index_files) \
+        if task.dv_index_files else None
     new_dvs, old_dvs = [], []
     try:
         split = Split(task.partition, task.bucket, task.directory, task.files,
-                      deletion_files=deletion_files(table.root, task.dv_index_files))
+                      deletion_files=deletion_files(table, task.partition, task.bucket, task.dv_index_files))
         for batch in table.new_read().read(split):
             writer.add(batch)
         written = writer.close()
@@ -152,7 +153,8 @@ def run_compaction(table: Table, task: BucketTask, full: bool) -> CommitMessage:
     """Compact one bucket (the task's files) and describe the result."""
     if not table.schema.primary_keys:
         return run_append_compaction(table, task)
-    dvs = DeletionVectorsMaintainer(table, task.dv_index_files) if dv_enabled(table) else None
+    dvs = DeletionVectorsMaintainer(table, task.partition, task.bucket, task.dv_index_files) \
+        if dv_enabled(table) else None
     writer = MergeTreeWriter(table, merge_engine(table.schema, table.options), task.directory, DataFileNamer(),
                              base_seq=0, restored=task.files, compact=True, full_compaction=full,
                              deletion_vectors=dvs)

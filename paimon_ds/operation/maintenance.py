@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..branch import BranchError
 from ..fs import is_uri
-from ..index.hash_index import INDEX_DIR
 from ..index.manifest import IndexManifestFile
+from ..index.paths import index_file_rel
 from ..manifest.meta import FileKind, ManifestEntry
 from ..options import parse_duration_ms
 from ..snapshot import Snapshot, SnapshotNotFound
@@ -78,12 +78,13 @@ class _References:
                     for e in mf.read(m.file_name):
                         self.data.add(self._data_path(e))
         if snapshot.index_manifest:
-            # the index manifest and every index file it lists (hash indexes of dynamic buckets)
+            # the index manifest and every index file it lists (hash indexes, deletion vectors), in `index/` or
+            # beside the data (`index-file-in-data-file-dir`), or at a recorded external location
             self.manifests.add(snapshot.index_manifest)
             if snapshot.index_manifest not in self._index_manifests_read:
                 self._index_manifests_read.add(snapshot.index_manifest)
                 for e in IndexManifestFile(self.table.io, self.table.root).read(snapshot.index_manifest):
-                    self.data.add(f"{INDEX_DIR}/{e.index_file.file_name}")
+                    self.data.add(index_file_rel(self.table, e.partition, e.bucket, e.index_file))
 
     def add_delta_files(self, snapshot: Snapshot) -> None:
         """Files a snapshot's delta added or removed (everything its predecessor did not have live)."""
@@ -235,8 +236,8 @@ def rollback(table: Table, snapshot_id: int | None = None, tag: str | None = Non
     return target
 
 
-# Directories orphan removal never touches: metadata with its own lifecycle. Index files (`index/`)
-# are removed like data files when no index manifest of a snapshot or tag lists them.
+# Directories orphan removal never touches: metadata with its own lifecycle. Index files (in `index/` or
+# beside the data) are removed like data files when no index manifest of a snapshot or tag lists them.
 _KEEP_DIRS = ("schema", "snapshot", "tag", "branch", "consumer", "changelog")
 DEFAULT_ORPHAN_MARGIN_MS = 86_400_000  # Paimon's remove_orphan_files default: older than 1 day
 

@@ -34,11 +34,13 @@ class CommitMessage:
     def directory_rel(self) -> str:
         return f"{self.partition_path}/bucket-{self.bucket}" if self.partition_path else f"bucket-{self.bucket}"
 
-    def file_paths(self, table_root: str) -> list[str]:
-        """Files this message created (deleted when its commit is aborted)."""
+    def file_paths(self, table_root: str, index_in_data_dir: bool = False) -> list[str]:
+        """Files this message created (deleted when its commit is aborted); ``index_in_data_dir``: the table's
+        `index-file-in-data-file-dir` (index files in the bucket's directory, not `index/`)."""
         base = f"{table_root}/{self.directory_rel}"
         before = {f.file_name for f in self.compact_before}
         made = self.new_files + self.changelog_files + [f for f in self.compact_after if f.file_name not in before]
+        index_dir = base if index_in_data_dir else f"{table_root}/index"
         # a file under an external root (`data-file.external-paths`) is at its recorded location
         return ([f.external_path or f"{base}/{f.file_name}" for f in made]
-                + [f"{table_root}/index/{f.file_name}" for f in self.new_index_files])
+                + [f.external_path or f"{index_dir}/{f.file_name}" for f in self.new_index_files])

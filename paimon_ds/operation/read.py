@@ -125,7 +125,7 @@ class TableRead:
         from ..mergetree.compact import sorted_runs
         from ..mergetree.files import read_kv_file
         from ..mergetree.kv import KIND
-        from ..mergetree.merge import merge_engine, merge_sorted_runs
+        from ..mergetree.merge import FirstRow, merge_engine, merge_sorted_runs
 
         engine = merge_engine(self.table.schema, self.table.options)
 
@@ -142,9 +142,10 @@ class TableRead:
             merged = (finish(t) for t in run_reader(split.files))
         else:
             readers = [run_reader(r.files) for r in sorted_runs(split.files)]
-            if split.deletion_files is not None and all(f.delete_row_count == 0 for f in split.files):
-                # Paimon's raw-convertible deletion-vector split: higher-level files with their deletion
-                # vectors hold each key once, no merging needed
+            if ((split.deletion_files is not None or isinstance(engine, FirstRow))
+                    and all(f.level > 0 and f.delete_row_count == 0 for f in split.files)):
+                # Paimon's raw-convertible split (MergeTreeSplitGenerator): above level 0, files with their
+                # deletion vectors, or a first-row table's files (lookup compaction), hold each key once
                 readers = [run_reader(split.files)]
             if len(readers) == 1:  # a single run has unique keys: no merging, only deletes to drop
                 merged = (finish(t) for t in readers[0])

@@ -24,6 +24,31 @@ from .evolution import file_fields, group_stats, pack_groups, row_id_groups
 if TYPE_CHECKING:
     from ..table import Table
 
+# Which LSM levels a scan reads (Paimon's `withLevelFilter`).
+LevelFilter = Callable[[int], bool]
+
+
+def all_levels(level: int) -> bool:
+    """Every level: what writers, compaction and index bootstraps read (Paimon: `level -> true`)."""
+    return True
+
+
+def above_level0(level: int) -> bool:
+    return level > 0
+
+
+def batch_skips_level0(table: Table) -> bool:
+    """Paimon's CoreOptions.batchScanSkipLevel0 for primary-key tables: a batch read does not show level 0
+    of a deletion-vector table (unless `deletion-vectors.merge-on-read`, Paimon 2.0) or of a first-row table.
+    Their writers fold level 0 up (lookup compaction), which marks replaced rows in deletion vectors or keeps
+    a key only in its first run; until then level 0's rows are invisible to batch reads."""
+    if not table.schema.primary_keys:
+        return False
+    raw = table.options.raw
+    if raw.get("deletion-vectors.enabled", "false").lower() == "true":
+        return raw.get("deletion-vectors.merge-on-read", "false").lower() != "true"
+    return raw.get("merge-engine", "deduplicate").lower() == "first-row"
+
 
 @dataclass
 class Split:
@@ -47,11 +72,17 @@ class Split:
 
 
 class TableScan:
-    def __init__(self, table: Table, predicate: Predicate | None = None) -> None:
+    def __init__(self, table: Table, predicate: Predicate | None = None,
+                 level_filter: LevelFilter | None = None) -> None:
+        """``level_filter``: the levels plan() reads (None: what Paimon's batch scan reads, see
+        batch_skips_level0); read_entries() always gives every level."""
         self.table = table
         self.schema = table.schema
         self.predicate = predicate
         self.deletion_vectors = table.options.raw.get("deletion-vectors.enabled", "false").lower() == "true"
+        if level_filter is None:
+            level_filter = above_level0 if batch_skips_level0(table) else all_levels
+        self.level_filter = level_filter
         part_keys = set(self.schema.partition_keys)
         leaves = split_and(predicate)
         self.partition_predicate = and_all([p for p in leaves if p.fields() <= part_keys])
@@ -179,10 +210,8 @@ class TableScan:
         for (partition, bucket), files in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
             directory = f"{self.table.root}/{self.bucket_dir(partition, bucket)}"
             files.sort(key=lambda f: (f.min_sequence_number, f.creation_time or 0, f.file_name))
-            if dv_files is not None and self.schema.primary_keys:
-                # as Paimon's DataTableBatchScan: level-0 files are not read (compaction folds them into
-                # higher levels and marks the replaced rows there in deletion vectors)
-                files = [f for f in files if f.level > 0]
+            if self.level_filter is not all_levels:
+                files = [f for f in files if self.level_filter(f.level)]
                 if not files:
                     continue
             if self.data_evolution:
@@ -219,7 +248,8 @@ class TableScan:
             return out
         for e in IndexManifestFile(self.table.io, self.table.root).read(self.snapshot.index_manifest):
             if e.index_file.index_type == DELETION_VECTORS_INDEX:
-                out.setdefault((e.partition, e.bucket), {}).update(deletion_files(self.table.root, [e.index_file]))
+                out.setdefault((e.partition, e.bucket), {}).update(
+                    deletion_files(self.table, e.partition, e.bucket, [e.index_file]))
         return out
 
     @staticmethod

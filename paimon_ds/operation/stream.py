@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..manifest.meta import DataFileMeta, FileKind, ManifestEntry
+from ..mergetree.compact import CompactionOptions
 from ..options import OptionError
 from ..snapshot import Snapshot, SnapshotNotFound
-from .scan import Split, TableScan
+from .scan import LevelFilter, Split, TableScan, above_level0, all_levels
 
 if TYPE_CHECKING:
     from ..table import Table
@@ -152,7 +153,8 @@ class StreamScan:
     def _plan_unit(self, snapshot_id: int, full: bool) -> list[StreamSplit]:
         snapshot = self._snapshot(snapshot_id)
         if full:
-            return [StreamSplit(s, delta=False) for s in self.table.new_scan().plan_snapshot(snapshot)]
+            scan = TableScan(self.table, level_filter=self._first_plan_levels())
+            return [StreamSplit(s, delta=False) for s in scan.plan_snapshot(snapshot)]
         scan = TableScan(self.table)
         if self.changelog:
             if not snapshot.changelog_manifest_list:
@@ -165,6 +167,22 @@ class StreamScan:
         entries = [e for m in scan.manifest_list.read(snapshot.delta_manifest_list)
                    for e in scan.manifest_file.read(m.file_name) if e.kind == FileKind.ADD]
         return [StreamSplit(s, delta=True) for s in self._group(scan, entries)]
+
+    def _first_plan_levels(self) -> LevelFilter:
+        """The levels of a stream's starting full scan, as Paimon 1.3+ plans it (DataTableStreamScan.tryFirstPlan):
+        above level 0 with the lookup changelog producer (compaction emits level 0's rows as changelog later),
+        the top level with full-compaction, else every level. Unlike a batch read this shows level 0 of
+        deletion-vector tables (first-row tables stream only with a changelog producer). Paimon 0.9 to 1.2 also
+        skipped level 0 of deletion-vector and first-row tables here, a loss of rows fixed by apache/paimon#5866."""
+        if not self.table.schema.primary_keys:
+            return all_levels
+        producer = self.table.options.raw.get("changelog-producer", "none").lower()
+        if producer == "lookup":
+            return above_level0
+        if producer == "full-compaction":
+            top = CompactionOptions.from_options(self.table.options).num_levels - 1
+            return lambda level: level == top
+        return all_levels
 
     def _group(self, scan: TableScan, entries: list[ManifestEntry]) -> list[Split]:
         """One split per (partition, bucket), files in sequence order."""

@@ -386,7 +386,7 @@ class TableWrite:
             # the stateless assigner hands over only keys new to the index: no base file to compare with
             known_new = isinstance(self.assigner, SnapshotBucketAssigner)
             base = None if self.overwrite or known_new else self.restore.index_files.get((part_key, bucket))
-            m = self.index_maintainers[(part_key, bucket)] = HashIndexMaintainer(self.table, base)
+            m = self.index_maintainers[(part_key, bucket)] = HashIndexMaintainer(self.table, part_key, bucket, base)
         return m
 
     def _row_kinds(self, batch: pa.RecordBatch) -> np.ndarray:

@@ -7,8 +7,8 @@ from conftest import sort_table
 
 from paimon_ds import Table
 from paimon_ds.deletionvectors.index_file import read_index_file, serialize_vector
-from paimon_ds.index.hash_index import index_path
 from paimon_ds.index.manifest import DELETION_VECTORS_INDEX, IndexManifestFile
+from paimon_ds.index.paths import index_file_path
 
 from .java_scripts import append_deletes, pk_writes
 
@@ -40,8 +40,9 @@ def assert_frames_equal_java(path: str) -> int:
     checked = 0
     entries = {e.index_file.file_name: e for sid in t.snapshot_manager.list_ids() for e in dv_entries(path, sid)}
     for e in entries.values():
-        data = t.io.read_bytes(index_path(t.root, e.index_file.file_name))
-        vectors = read_index_file(t.io, t.root, e.index_file)
+        path = index_file_path(t, e.partition, e.bucket, e.index_file)
+        data = t.io.read_bytes(path)
+        vectors = read_index_file(t.io, path, e.index_file)
         for name, offset, length in e.index_file.dv_ranges:
             assert serialize_vector(vectors[name]) == data[offset:offset + length + 8]
             checked += 1

@@ -14,6 +14,7 @@ from conftest import sort_table
 from paimon_ds import Table
 from paimon_ds.deletionvectors.index_file import read_index_file
 from paimon_ds.index.manifest import DELETION_VECTORS_INDEX, IndexManifestFile
+from paimon_ds.index.paths import index_file_path
 from paimon_ds.operation.compact import compact_in_process
 from paimon_ds.operation.maintenance import expire_snapshots, remove_orphan_files
 
@@ -78,8 +79,9 @@ def assert_valid_dvs(path: str) -> int:
     for e in entries:
         if e.index_file.index_type != DELETION_VECTORS_INDEX:
             continue
-        assert t.io.exists(f"{t.root}/index/{e.index_file.file_name}")
-        for name, positions in read_index_file(t.io, t.root, e.index_file).items():
+        path = index_file_path(t, e.partition, e.bucket, e.index_file)
+        assert path == f"{t.root}/index/{e.index_file.file_name}" and t.io.exists(path)
+        for name, positions in read_index_file(t.io, path, e.index_file).items():
             f = files[(e.partition, e.bucket, name)]
             assert len(positions) and 0 <= positions.min() and positions.max() < f.row_count
             deleted += len(positions)
@@ -271,7 +273,8 @@ def assert_append_dvs(path: str) -> int:
     live = {e.file.file_name: e.file for e in t.new_scan().read_entries(snap)}
     count = 0
     for e in IndexManifestFile(t.io, t.root).read(snap.index_manifest):
-        for name, positions in read_index_file(t.io, t.root, e.index_file).items():
+        for name, positions in read_index_file(t.io, index_file_path(t, e.partition, e.bucket, e.index_file),
+                                               e.index_file).items():
             assert positions.max() < live[name].row_count
             count += len(positions)
     return count

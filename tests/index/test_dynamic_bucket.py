@@ -82,7 +82,7 @@ def hash_index(path: str) -> dict[tuple[str, int], np.ndarray]:
     for e in snapshot_index_entries(table, table.latest_snapshot()):
         dt = partition_value(table, e.partition)
         assert (dt, e.bucket) not in out
-        hashes = read_hash_index(table.io, table.root, e.index_file)
+        hashes = read_hash_index(table, e.partition, e.bucket, e.index_file)
         assert e.index_file.row_count == len(hashes) == len(np.unique(hashes))
         assert e.index_file.file_size == 4 * len(hashes)
         out[(dt, e.bucket)] = hashes
@@ -103,13 +103,13 @@ def hash_of(path: str, key: tuple[int, str]) -> int:
 def test_hash_index_file_is_big_endian_int32(tmp_path):
     table = Table.for_write(str(tmp_path / "t"), SCHEMA, OPTIONS)
     hashes = np.array([1, -1, 2**31 - 1, -(2**31), 0x01020304], dtype=np.int32)
-    meta = write_hash_index(table.io, table.root, hashes, IndexFileNamer("abcdef012345"))
+    meta = write_hash_index(table, b"", 0, hashes, IndexFileNamer("abcdef012345"))
     assert meta == IndexFileMeta(HASH_INDEX, meta.file_name, 20, 5)
     assert meta.file_name.startswith("index-abcdef01-2345-") and meta.file_name.endswith("-0")
     raw = (tmp_path / "t" / "index" / meta.file_name).read_bytes()
     assert raw == struct.pack(">5i", 1, -1, 2**31 - 1, -(2**31), 0x01020304)
     (tmp_path / "t" / "index" / meta.file_name).write_bytes(raw + b"\x07\x07")  # a torn tail is not a hash
-    assert read_hash_index(table.io, table.root, meta.file_name).tolist() == hashes.tolist()
+    assert read_hash_index(table, b"", 0, meta).tolist() == hashes.tolist()
 
 
 def test_index_manifest_has_paimon_09_layout(tmp_path):

@@ -68,7 +68,7 @@ def index_of(path: str) -> dict[tuple[str, int], set[int]]:
     out: dict[tuple[str, int], set[int]] = {}
     for e in snapshot_index_entries(table, table.latest_snapshot()):
         dt = deserialize_row(e.partition, [table.schema.field("dt").type])[0]
-        hashes = read_hash_index(table.io, table.root, e.index_file)
+        hashes = read_hash_index(table, e.partition, e.bucket, e.index_file)
         assert e.index_file.row_count == len(hashes) == len(set(hashes.tolist()))
         out[(dt, e.bucket)] = set(hashes.tolist())
     for dt in {d for d, _ in out}:

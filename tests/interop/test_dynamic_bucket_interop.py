@@ -67,7 +67,7 @@ class Model:
         types = [f.type for f in table.schema.partition_fields]
         for e in snapshot_index_entries(table, table.latest_snapshot()):
             dt = deserialize_row(e.partition, types)[0]
-            hashes = read_hash_index(table.io, table.root, e.index_file)
+            hashes = read_hash_index(table, e.partition, e.bucket, e.index_file)
             assert not indexed[(dt, e.bucket)] and e.index_file.row_count == len(hashes) <= TARGET
             indexed[(dt, e.bucket)] = set(hashes.tolist())
         keys = sorted(self.written)
