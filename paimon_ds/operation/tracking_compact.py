@@ -126,12 +126,13 @@ def compact_tracked(table: Table, task: BucketTask) -> CommitMessage:
     files = sorted(task.files, key=lambda f: (f.first_row_id is None, f.first_row_id or 0, f.min_sequence_number,
                                               f.file_name))
     writer = TrackedFileWriter(table, task.directory, DataFileNamer())
-    dvs = DeletionVectorsMaintainer(table, task.dv_index_files) if task.dv_index_files else None
+    dvs = (DeletionVectorsMaintainer(table, task.partition, task.bucket, task.dv_index_files)
+           if task.dv_index_files else None)
     new_dvs, old_dvs = [], []
     read = table.new_read(pa.schema([*table.arrow_schema(), *system_fields()]))
     try:
         split = Split(task.partition, task.bucket, task.directory, files,
-                      deletion_files=deletion_files(table.root, task.dv_index_files))
+                      deletion_files=deletion_files(table, task.partition, task.bucket, task.dv_index_files))
         for batch in read.read(split):
             writer.add(batch)
         after = writer.close()
