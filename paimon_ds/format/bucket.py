@@ -48,12 +48,18 @@ def hash_rows(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
                 hh = h[idx] ^ k
                 h[idx] = _rotl(hh, 13) * np.uint32(5) + np.uint32(0xE6546B64)
         h ^= lengths.astype(np.uint32)
+    return fmix32(h).view(np.int32)
+
+
+def fmix32(h: np.ndarray) -> np.ndarray:
+    """murmur3's 32-bit finaliser, in place on a uint32 array (which it returns)."""
+    with np.errstate(over="ignore"):
         h ^= h >> np.uint32(16)
         h *= np.uint32(0x85EBCA6B)
         h ^= h >> np.uint32(13)
         h *= np.uint32(0xC2B2AE35)
         h ^= h >> np.uint32(16)
-    return h.view(np.int32)
+    return h
 
 
 def row_hashes(columns: Sequence[pa.Array], types: Sequence[DataType]) -> np.ndarray:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from ..format.bucket import fmix32
 from .bucket_assigner import MAX_BUCKET_ID, key_hashes, max_buckets, partition_groups, target_row_num
 from .hash_index import read_hash_index
 from .manifest import IndexFileMeta
@@ -55,15 +56,8 @@ def initial_buckets(table: Table) -> int:
 
 
 def mix32(hashes: np.ndarray) -> np.ndarray:
-    """murmur3's 32-bit finaliser: spreads key hashes over [0, 2^32) (as uint64), unrelated to other uses."""
-    h = np.asarray(hashes, dtype=np.int32).view(np.uint32).copy()
-    with np.errstate(over="ignore"):
-        h ^= h >> np.uint32(16)
-        h *= np.uint32(0x85EBCA6B)
-        h ^= h >> np.uint32(13)
-        h *= np.uint32(0xC2B2AE35)
-        h ^= h >> np.uint32(16)
-    return h.astype(np.uint64)
+    """Key hashes spread again over [0, 2^32) (as uint64) by murmur3's finaliser, unrelated to other uses."""
+    return fmix32(np.asarray(hashes, dtype=np.int32).view(np.uint32).copy()).astype(np.uint64)
 
 
 def candidate_buckets(counts: dict[int, int], target: int, initial: int, max_buckets_: int

@@ -13,16 +13,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
+
 from ..deletionvectors.maintainer import DeletionVectorsMaintainer, dv_enabled
 from ..manifest.meta import DataFileMeta, FileSource
 from ..mergetree.compact import CompactionOptions, UniversalCompaction, sorted_runs
 from ..mergetree.merge import FirstRow, merge_engine
 from ..mergetree.writer import MergeTreeWriter
 from ..options import OptionError
-from ..row_tracking import data_evolution_enabled, row_tracking_enabled
+from ..row_tracking import data_evolution_enabled, row_tracking_enabled, system_fields
 from ..snapshot import BATCH_COMMIT_IDENTIFIER
 from .messages import CommitMessage
 from .scan import TableScan
+from .tracking_compact import TrackedFileWriter, in_row_id_order
 from .write import DataFileNamer, RollingFileWriter
 
 if TYPE_CHECKING:
@@ -116,21 +119,27 @@ def _bucket_task(table: Table, scan: TableScan, partition: bytes, bucket: int, t
 
 
 def run_append_compaction(table: Table, task: BucketTask) -> CommitMessage:
-    """Rewrite an append bucket's small files (the task's) into files of the target size."""
-    if row_tracking_enabled(table.options):  # the rows keep their _ROW_ID and _SEQUENCE_NUMBER
-        from .tracking_compact import compact_tracked
-        return compact_tracked(table, task)
+    """Rewrite an append bucket's small files (the task's) into files of the target size. Row-tracking tables'
+    rows keep their _ROW_ID and _SEQUENCE_NUMBER (tracking_compact.TrackedFileWriter), in row-id order."""
     from ..deletionvectors.index_file import deletion_files
     from .scan import Split
-    writer = RollingFileWriter(table, task.directory, DataFileNamer())
+    tracked = row_tracking_enabled(table.options)
+    if tracked:
+        files = in_row_id_order(task.files)
+        writer: RollingFileWriter | TrackedFileWriter = TrackedFileWriter(table, task.directory, DataFileNamer())
+        read = table.new_read(pa.schema([*table.arrow_schema(), *system_fields()]))
+    else:
+        files = task.files
+        writer = RollingFileWriter(table, task.directory, DataFileNamer())
+        read = table.new_read()
     # deletion-vector tables: the deleted rows are not rewritten, and the compacted files' vectors go
     dvs = DeletionVectorsMaintainer(table, task.partition, task.bucket, task.dv_index_files) \
         if task.dv_index_files else None
     new_dvs, old_dvs = [], []
     try:
-        split = Split(task.partition, task.bucket, task.directory, task.files,
+        split = Split(task.partition, task.bucket, task.directory, files,
                       deletion_files=deletion_files(table, task.partition, task.bucket, task.dv_index_files))
-        for batch in table.new_read().read(split):
+        for batch in read.read(split):
             writer.add(batch)
         written = writer.close()
         if dvs is not None:
@@ -140,10 +149,13 @@ def run_append_compaction(table: Table, task: BucketTask) -> CommitMessage:
     except BaseException:
         writer.abort()
         raise
-    lo = min(f.min_sequence_number for f in task.files)
-    hi = max(f.max_sequence_number for f in task.files)
-    after = [replace(f, file_source=FileSource.COMPACT, min_sequence_number=lo, max_sequence_number=hi)
-             for f in written]
+    if tracked:  # the files carry their rows' own sequence numbers
+        after = written
+    else:
+        lo = min(f.min_sequence_number for f in task.files)
+        hi = max(f.max_sequence_number for f in task.files)
+        after = [replace(f, file_source=FileSource.COMPACT, min_sequence_number=lo, max_sequence_number=hi)
+                 for f in written]
     return CommitMessage(task.partition, task.bucket, task.total_buckets, [], task.partition_path,
                          compact_before=task.files, compact_after=after, new_index_files=new_dvs,
                          deleted_index_files=old_dvs)

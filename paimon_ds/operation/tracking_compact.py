@@ -22,12 +22,10 @@ from ..format.stats import StatsCollector
 from ..manifest.meta import DataFileMeta, FileSource
 from ..row_tracking import ROW_ID, SEQUENCE_NUMBER, SYSTEM_COLUMNS, system_fields
 from ..types import DataType
-from .messages import CommitMessage
 from .write import DataFileNamer, ParquetSink
 
 if TYPE_CHECKING:
     from ..table import Table
-    from .compact import BucketTask
 
 
 @dataclass
@@ -117,32 +115,7 @@ class TrackedFileWriter:
             self.table.io.delete_quietly(p)
 
 
-def compact_tracked(table: Table, task: BucketTask) -> CommitMessage:
-    """Rewrite an append bucket's small files (the task's) keeping their rows' ids and sequence numbers."""
-    from ..deletionvectors.index_file import deletion_files
-    from ..deletionvectors.maintainer import DeletionVectorsMaintainer
-    from .scan import Split
-    # in row-id order, so that the compacted rows keep ascending, ideally gapless, ids
-    files = sorted(task.files, key=lambda f: (f.first_row_id is None, f.first_row_id or 0, f.min_sequence_number,
-                                              f.file_name))
-    writer = TrackedFileWriter(table, task.directory, DataFileNamer())
-    dvs = (DeletionVectorsMaintainer(table, task.partition, task.bucket, task.dv_index_files)
-           if task.dv_index_files else None)
-    new_dvs, old_dvs = [], []
-    read = table.new_read(pa.schema([*table.arrow_schema(), *system_fields()]))
-    try:
-        split = Split(task.partition, task.bucket, task.directory, files,
-                      deletion_files=deletion_files(table, task.partition, task.bucket, task.dv_index_files))
-        for batch in read.read(split):
-            writer.add(batch)
-        after = writer.close()
-        if dvs is not None:
-            for f in task.files:
-                dvs.remove(f.file_name)
-            new_dvs, old_dvs = dvs.prepare_commit()
-    except BaseException:
-        writer.abort()
-        raise
-    return CommitMessage(task.partition, task.bucket, task.total_buckets, [], task.partition_path,
-                         compact_before=task.files, compact_after=after, new_index_files=new_dvs,
-                         deleted_index_files=old_dvs)
+def in_row_id_order(files: list[DataFileMeta]) -> list[DataFileMeta]:
+    """Files by first row id, so that the compacted rows keep ascending, ideally gapless, ids."""
+    return sorted(files, key=lambda f: (f.first_row_id is None, f.first_row_id or 0, f.min_sequence_number,
+                                        f.file_name))
