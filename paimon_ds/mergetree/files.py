@@ -15,6 +15,7 @@ from ..format.stats import StatsCollector
 from ..manifest.meta import DataFileMeta, FileSource
 from ..operation.write import ParquetSink
 from ..schema_cast import cast_column
+from ..types import conform_array
 from .kv import DELETE, KIND, SEQ, UPDATE_BEFORE, KeyValueLayout
 
 if TYPE_CHECKING:
@@ -167,7 +168,7 @@ def read_kv_file(table: Table, path: str, schema_id: int, batch_rows: int = 6553
                     if i in altered:
                         arrays.append(cast_column(col, altered[i][0], altered[i][1], field.type))
                     else:
-                        arrays.append(col if col.type == field.type else col.cast(field.type))
+                        arrays.append(conform_array(col, field.type))
                 else:
                     arrays.append(pa.nulls(batch.num_rows, field.type))
             yield pa.Table.from_arrays(arrays, schema=target)

@@ -15,6 +15,7 @@ import pyarrow as pa
 from ..format.data_file import open_data_file
 from ..predicate import Predicate
 from ..schema_cast import cast_column
+from ..types import conform_array
 from .scan import Split, _load_schema
 
 if TYPE_CHECKING:
@@ -159,7 +160,7 @@ class TableRead:
         return pa.RecordBatch.from_arrays([names, *batch.columns], schema=self.kinds_schema)
 
     def _cast(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        arrays = [c if c.type == f.type else c.cast(f.type) for c, f in zip(batch.columns, self.data_schema)]
+        arrays = [conform_array(c, f.type) for c, f in zip(batch.columns, self.data_schema)]
         return pa.RecordBatch.from_arrays(arrays, schema=self.data_schema)
 
     def _read_file(self, path: str, schema_id: int, size: int | None = None,
@@ -216,7 +217,7 @@ class TableRead:
                 src = (file_types or {}).get(table_field.id)
                 arrays.append(cast_column(col, src, table_field.type, field.type)
                               if src is not None and not _same_type(src, table_field.type)
-                              else col if col.type == field.type else col.cast(field.type))
+                              else conform_array(col, field.type))
             else:
                 arrays.append(pa.nulls(batch.num_rows, field.type))
         return pa.RecordBatch.from_arrays(arrays, schema=target)

@@ -8,9 +8,12 @@ from pyspark.sql.types import StructType
 
 
 def _spark_friendly(t: pa.DataType) -> pa.DataType:
-    """Spark holds timestamps in microseconds only."""
+    """Spark holds timestamps in microseconds only (TIMESTAMP(7..9) values are truncated to them, as Paimon's
+    Spark connector does), and TIME as its TimeType, whose Arrow form is time64[ns]."""
     if pa.types.is_timestamp(t) and t.unit != "us":
         return pa.timestamp("us", tz=t.tz)
+    if pa.types.is_time(t):
+        return pa.time64("ns")
     if pa.types.is_struct(t):
         return pa.struct([pa.field(f.name, _spark_friendly(f.type), f.nullable) for f in t])
     if pa.types.is_map(t):
