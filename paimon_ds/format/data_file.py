@@ -125,16 +125,37 @@ def _no_columns(n: int) -> pa.RecordBatch:
 class _OrcReader(DataFileReader):
     def __init__(self, fh: IO[bytes]) -> None:
         import pyarrow.orc as po
+        self._fh = fh
         self._file = po.ORCFile(fh)
         self.names = list(self._file.schema.names)
 
     def iter_batches(self, columns: Sequence[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
+        from . import orc
+        # CHAR columns and zone-less timestamps may read differently from Java: the file's tail tells
+        asked = pa.schema([self._file.schema.field(c) for c in columns])
+        tail = orc.read_tail(self._fh) if columns and orc.needs_tail(asked) else None
+        type_ids = orc.column_kinds(tail, list(columns)) if tail is not None else {}
+        with_ts = [c for c in columns if tail is not None and orc.has_kind(tail, type_ids[c], (orc.KIND_TIMESTAMP,))]
+        fixed = [c for c in columns if tail is not None and orc.has_kind(tail, type_ids[c],
+                                                                            (orc.KIND_TIMESTAMP, orc.KIND_CHAR))]
         for i in range(self._file.nstripes):  # a stripe is ORC's row group: read one at a time
             if not columns:
                 stripe_rows = self._file.read_stripe(i, columns=[self.names[0]]).num_rows if self.names else 0
                 yield _no_columns(stripe_rows)
                 continue
-            stripe = self._file.read_stripe(i, columns=list(columns)).select(list(columns))  # in the order asked
+            try:
+                stripe = self._file.read_stripe(i, columns=list(columns)).select(list(columns))  # in the order asked
+            except pa.ArrowInvalid as e:
+                if "out of range for nanosecond" not in str(e):
+                    raise
+                raise ValueError(f"an ORC timestamp of columns {list(columns)} is outside 1677-09-21..2262-04-11, "
+                                 "which pyarrow's ORC reader cannot read (it reads nanoseconds in 64 bits): "
+                                 f"{e}") from None
+            if fixed:
+                zone = tail.stripe_timezone(self._fh, i) if with_ts else ""
+                arrays = [orc.correct(stripe.column(c), tail, type_ids[c], zone) if c in fixed
+                          else stripe.column(c) for c in columns]
+                stripe = pa.RecordBatch.from_arrays(arrays, schema=stripe.schema)
             for offset in range(0, stripe.num_rows, batch_rows):
                 yield stripe.slice(offset, batch_rows)
 
