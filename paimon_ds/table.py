@@ -99,6 +99,8 @@ class Table:
     def check_writable(self) -> None:
         """Refuse, before any data is written, a table layout this version cannot write correctly."""
         schema = self.schema
+        from .format.data_file import check_format_types
+        check_format_types(self.options, schema.fields, self.path)
         pk = list(schema.primary_keys)
         if not pk:
             return

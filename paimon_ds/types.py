@@ -225,6 +225,11 @@ def conform_array(arr: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Ar
     if isinstance(arr, pa.ChunkedArray):
         return pa.chunked_array([conform_array(c, target) for c in arr.chunks], target)
     t = arr.type
+    if pa.types.is_int64(t) and pa.types.is_timestamp(target):
+        # a parquet timestamp stored as plain INT64 (beside INT96 ones): millis up to precision 3, else micros,
+        # as Paimon's readers take it
+        arr = arr.cast(pa.timestamp("ms" if target.unit in ("s", "ms", "ns") else "us", tz=target.tz))
+        t = arr.type
     if pa.types.is_timestamp(t) and pa.types.is_timestamp(target):
         if _UNIT_ORDER[t.unit] > _UNIT_ORDER[target.unit]:
             import pyarrow.compute as pc

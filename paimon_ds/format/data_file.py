@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import IO, Any
 
@@ -96,6 +96,34 @@ def level_compression(options: Any, level: int) -> str:
             or options.get("file.compression")).lower()
 
 
+def check_format_types(options: Any, fields: Sequence[Any], table: str) -> None:
+    """Refuse what Paimon refuses to create (its format's validateDataFields): Avro data files hold no
+    TIMESTAMP / TIMESTAMP_LTZ above precision 6 and no TIME above precision 3."""
+    formats = {options.get("file.format").lower(), *_per_level(options.raw.get("file.format.per.level")).values()}
+    if "avro" not in formats:
+        return
+
+    def walk(name: str, t: Any) -> None:
+        limit = 6 if t.root in ("TIMESTAMP", "TIMESTAMP_LTZ") else 3 if t.root == "TIME" else None
+        if limit is not None and t.precision > limit:
+            raise ValueError(f"column {name!r} of table {table} is {t.sql()}: Paimon's Avro data files hold "
+                             f"{t.root} up to precision {limit} only (as Java Paimon refuses); use parquet or orc")
+        for child_name, child in _children(t):
+            walk(f"{name}.{child_name}", child)
+    for f in fields:
+        walk(f.name, f.type)
+
+
+def _children(t: Any) -> list[tuple[str, Any]]:
+    if hasattr(t, "fields"):
+        return [(f.name, f.type) for f in t.fields]
+    if hasattr(t, "key"):
+        return [("key", t.key), ("value", t.value)]
+    if hasattr(t, "element") and t.element is not None:
+        return [("element", t.element)]
+    return []
+
+
 # ---------------------------------------------------------------------------------------------- reading
 
 class DataFileReader:
@@ -123,11 +151,12 @@ def _no_columns(n: int) -> pa.RecordBatch:
 
 
 class _OrcReader(DataFileReader):
-    def __init__(self, fh: IO[bytes]) -> None:
+    def __init__(self, fh: IO[bytes], types: Mapping[str, Any] | None = None) -> None:
         import pyarrow.orc as po
         self._fh = fh
         self._file = po.ORCFile(fh)
         self.names = list(self._file.schema.names)
+        self._types = types or {}
 
     def iter_batches(self, columns: Sequence[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
         from . import orc
@@ -156,6 +185,11 @@ class _OrcReader(DataFileReader):
                 arrays = [orc.correct(stripe.column(c), tail, type_ids[c], zone) if c in fixed
                           else stripe.column(c) for c in columns]
                 stripe = pa.RecordBatch.from_arrays(arrays, schema=stripe.schema)
+            chars = [c for c in columns if c in self._types and orc.has_char(self._types[c])]
+            if chars:  # Java's ORC reader trims a CHAR column's values whatever ORC type holds them
+                stripe = pa.RecordBatch.from_arrays(
+                    [orc.trim_chars(stripe.column(c), self._types[c]) if c in chars else stripe.column(c)
+                     for c in columns], schema=stripe.schema)
             for offset in range(0, stripe.num_rows, batch_rows):
                 yield stripe.slice(offset, batch_rows)
 
@@ -347,11 +381,12 @@ class _AvroReader(DataFileReader):
             yield pa.RecordBatch.from_arrays(arrays, names=list(columns))
 
 
-def open_data_file(fh: IO[bytes], file_name: str) -> DataFileReader:
-    """A reader of the open file ``fh``, by the format its name ``file_name`` (or path) says."""
+def open_data_file(fh: IO[bytes], file_name: str, types: Mapping[str, Any] | None = None) -> DataFileReader:
+    """A reader of the open file ``fh``, by the format its name ``file_name`` (or path) says. ``types``: the
+    Paimon type of the file's columns by name, where known (ORC reads CHAR values as Java does by them)."""
     fmt = format_of(file_name)
     if fmt == "orc":
-        return _OrcReader(fh)
+        return _OrcReader(fh, types)
     if fmt == "avro":
         return _AvroReader(fh)
     return _ParquetReader(fh)
@@ -506,6 +541,68 @@ def _avro_records(data: pa.Table, schema: dict[str, Any]) -> list[dict[str, Any]
     return records
 
 
+def _has_nanos(t: pa.DataType) -> bool:
+    """Whether a (possibly nested) type holds nanosecond timestamps (Paimon's TIMESTAMP(7..9))."""
+    if pa.types.is_timestamp(t):
+        return t.unit == "ns"
+    if pa.types.is_struct(t):
+        return any(_has_nanos(f.type) for f in t)
+    if pa.types.is_map(t):
+        return _has_nanos(t.key_type) or _has_nanos(t.item_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _has_nanos(t.value_type)
+    return False
+
+
+def _leaf_types(t: pa.DataType, leaf: Any) -> pa.DataType:
+    """``t`` with each leaf type replaced by ``leaf(type)``, nested types kept."""
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_leaf_types(f.type, leaf)) for f in t])
+    if pa.types.is_map(t):
+        return pa.map_(t.key_field.with_type(_leaf_types(t.key_type, leaf)),
+                       t.item_field.with_type(_leaf_types(t.item_type, leaf)))
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(_leaf_types(t.value_type, leaf)))
+    return leaf(t)
+
+
+def _leaf_cast(col: pa.ChunkedArray | pa.Array, target: pa.DataType, cast: Any) -> pa.ChunkedArray | pa.Array:
+    """``col`` in ``target`` (from ``_leaf_types``): leaves whose type changes go through ``cast(array, type)``."""
+    if col.type == target:
+        return col
+    if isinstance(col, pa.ChunkedArray):
+        return pa.chunked_array([_leaf_cast(c, target, cast) for c in col.chunks], target)
+    t = col.type
+    mask = col.is_null() if col.null_count else None
+    if pa.types.is_struct(t):
+        return pa.StructArray.from_arrays([_leaf_cast(col.field(i), target.field(i).type, cast)
+                                           for i in range(t.num_fields)], fields=list(target), mask=mask)
+    if pa.types.is_map(t) or pa.types.is_list(t):
+        col = col.take(pa.array(range(len(col)), pa.int64())) if col.offset else col  # children from element 0
+        if pa.types.is_map(t):
+            return pa.MapArray.from_arrays(col.offsets, _leaf_cast(col.keys, target.key_type, cast),
+                                           _leaf_cast(col.items, target.item_type, cast), type=target, mask=mask)
+        return pa.ListArray.from_arrays(col.offsets, _leaf_cast(col.values, target.value_type, cast), type=target,
+                                        mask=mask)
+    return cast(col, target)
+
+
+def _int64_timestamp(t: pa.DataType) -> pa.DataType:
+    """A timestamp of a unit coarser than nanoseconds as int64 (see DataFileWriter: INT96 files)."""
+    return pa.int64() if pa.types.is_timestamp(t) and t.unit != "ns" else t
+
+
+def _timestamp_to_int64(col: pa.Array, target: pa.DataType) -> pa.Array:
+    """Millis (units s, ms) or micros, as Paimon's readers take an unannotated INT64 timestamp."""
+    t = col.type
+    return col.cast(pa.timestamp("ms" if t.unit in ("s", "ms") else "us", tz=t.tz)).cast(pa.int64())
+
+
+def _time_as_int(t: pa.DataType) -> pa.DataType:
+    """TIME as Paimon's ORC files hold it: an INT of milliseconds (ORC has no time type)."""
+    return pa.int32() if pa.types.is_time(t) else t
+
+
 def _pre_epoch_fraction(col: pa.ChunkedArray | pa.Array) -> bool:
     """Whether a (possibly nested) column holds a timestamp before the epoch with a sub-second part."""
     t = col.type
@@ -536,9 +633,19 @@ class DataFileWriter:
         compression = compression.lower()
         if fmt == "parquet":
             compression = codec_for("parquet", compression)
+            # Paimon stores TIMESTAMP(7..9) as INT96 (Java Paimon 0.9 reads no other form of them) and lower
+            # precisions as INT64. pyarrow can only choose INT96 for every timestamp column of a file, so a file with
+            # TIMESTAMP(7..9) keeps its other timestamps as plain INT64 of millis (precision <= 3) or micros, which
+            # Paimon's readers take by the column's precision (Java 0.9 reads INT96 for no other precision)
+            self._int96 = _has_nanos(pa.struct(list(schema)))
+            file_schema = pa.schema([f.with_type(_leaf_types(f.type, _int64_timestamp)) for f in schema]) \
+                if self._int96 else schema
+            self._file_schema = file_schema
             self._writer: Any = pq.ParquetWriter(
-                sink, schema, compression=compression, compression_level=zstd_level if compression == "zstd" else None,
-                store_decimal_as_integer=True, write_statistics=True, use_dictionary=use_dictionary)
+                sink, file_schema, compression=compression,
+                compression_level=zstd_level if compression == "zstd" else None,
+                store_decimal_as_integer=True, write_statistics=True, use_dictionary=use_dictionary,
+                use_deprecated_int96_timestamps=self._int96)
         elif fmt == "orc":
             import pyarrow.orc as po
             self._writer = po.ORCWriter(sink, compression=codec_for("orc", compression))
@@ -558,6 +665,10 @@ class DataFileWriter:
         """Write ``data`` (one row group / stripe where the format has them)."""
         self._written += data.nbytes
         if self.format == "parquet":
+            if self._int96:
+                data = pa.Table.from_arrays([_leaf_cast(c, f.type, _timestamp_to_int64)
+                                             for c, f in zip(data.columns, self._file_schema)],
+                                            schema=self._file_schema)
             self._writer.write_table(data, row_group_size=max(1, data.num_rows))
         elif self.format == "orc":
             data = data.cast(self._schema) if data.schema != self._schema else data
@@ -570,6 +681,10 @@ class DataFileWriter:
             if any(c.offset for col in data.columns for c in col.chunks):
                 # pyarrow's ORC writer loses the offset of sliced struct columns: write a compact copy
                 data = data.take(np.arange(data.num_rows))
+            orc_schema = pa.schema([f.with_type(_leaf_types(f.type, _time_as_int)) for f in data.schema])
+            if orc_schema != data.schema:
+                data = pa.Table.from_arrays([_leaf_cast(c, f.type, lambda a, t: a.cast(t))
+                                             for c, f in zip(data.columns, orc_schema)], schema=orc_schema)
             self._writer.write(data)
         else:
             for record in _avro_records(data, self._record):

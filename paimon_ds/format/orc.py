@@ -238,6 +238,37 @@ def correct(arr: pa.Array, tail: OrcTail, type_id: int, zone: str) -> pa.Array:
 _UTC1900 = -2208988800  # 1900-01-01T00:00:00Z, where the zone tables of Java's TimeZone begin
 
 
+def has_char(t: Any) -> bool:
+    """Whether a Paimon type is or holds a CHAR."""
+    from ..types import ArrayType, MapType, MultisetType, RowType
+    if isinstance(t, RowType):
+        return any(has_char(f.type) for f in t.fields)
+    if isinstance(t, MapType):
+        return has_char(t.key) or has_char(t.value)
+    if isinstance(t, (ArrayType, MultisetType)):
+        return has_char(t.element)
+    return t.root == "CHAR"
+
+
+def trim_chars(arr: pa.Array, t: Any) -> pa.Array:
+    """The values of a column of Paimon type ``t`` with every CHAR right-trimmed of spaces, as Java's ORC reader
+    gives a CHAR column (it pads what it writes; it trims whether the file's ORC type is CHAR or STRING)."""
+    from ..types import ArrayType, MapType, MultisetType, RowType
+    if not has_char(t):
+        return arr
+    mask = arr.is_null() if arr.null_count else None
+    if isinstance(t, RowType):
+        return pa.StructArray.from_arrays([trim_chars(arr.field(i), f.type) for i, f in enumerate(t.fields)],
+                                          fields=list(arr.type), mask=mask)
+    if isinstance(t, (MapType, MultisetType)):
+        key, value = (t.key, t.value) if isinstance(t, MapType) else (t.element, None)
+        items = trim_chars(arr.items, value) if value is not None else arr.items
+        return pa.MapArray.from_arrays(arr.offsets, trim_chars(arr.keys, key), items, type=arr.type, mask=mask)
+    if isinstance(t, ArrayType):
+        return type(arr).from_arrays(arr.offsets, trim_chars(arr.values, t.element), type=arr.type, mask=mask)
+    return pc.utf8_rtrim(arr, characters=" ")
+
+
 @dataclass(frozen=True)
 class _Zone:
     """A zone's offsets as Apache ORC's C++ library takes them from its TZif file (the version-2 section), and

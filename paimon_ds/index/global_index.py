@@ -545,8 +545,10 @@ class IndexBootstrap:
                                      for f in self.layout.key_fields]
         sources += [SEQ, KIND]
         sources += [by_id.get(self.schema.field(n).id) for n in self.layout.sequence_fields]
+        column_types = {**{f.name: f.type for f in file_schema.fields},
+                        **{KEY_PREFIX + f.name: f.type for f in file_schema.fields}}
         with self.table.io.open_input(path, size) as fh:
-            pf = open_data_file(fh, path)
+            pf = open_data_file(fh, path, column_types)
             present = set(pf.names)
             missing = [t.name for s, t in zip(sources, self.read_schema) if s is None or s not in present]
             if any(n.startswith(KEY_PREFIX) or n in (SEQ, KIND) for n in missing):

@@ -16,7 +16,7 @@ from ..manifest.meta import DataFileMeta, FileSource
 from ..operation.write import ParquetSink
 from ..schema_cast import cast_column
 from ..types import conform_array
-from .kv import DELETE, KIND, SEQ, UPDATE_BEFORE, KeyValueLayout
+from .kv import DELETE, KEY_PREFIX, KIND, SEQ, UPDATE_BEFORE, KeyValueLayout
 
 if TYPE_CHECKING:
     from ..operation.write import DataFileNamer
@@ -156,8 +156,10 @@ def read_kv_file(table: Table, path: str, schema_id: int, batch_rows: int = 6553
                if f.id in file_types and file_types[f.id].copy(True) != f.type.copy(True)}
     names = [n for n in target.names[: len(layout.key_columns) + 2]]
     names += [by_id.get(f.id) or f"\0missing-{f.id}" for f in table.schema.fields]
+    column_types = {**{f.name: f.type for f in file_schema.fields},
+                    **{KEY_PREFIX + f.name: f.type for f in file_schema.fields}}
     with table.io.open_input(path, size) as fh:
-        pf = open_data_file(fh, path)
+        pf = open_data_file(fh, path, column_types)
         present = set(pf.names)
         cols = [n for n in names if n in present]
         for batch in pf.iter_batches(cols, batch_rows):

@@ -172,7 +172,8 @@ class TableRead:
         wanted = [(f, file_names.get(f.id)) for f in self.fields]
         target = self.data_schema
         with self.table.io.open_input(path, size) as fh:
-            pf = open_data_file(fh, path)  # parquet, orc or avro, by the file name's extension
+            # parquet, orc or avro, by the file name's extension
+            pf = open_data_file(fh, path, {f.name: f.type for f in file_schema.fields})
             present = set(pf.names)
             predicate_fields = self.predicate.fields() if self.predicate is not None else set()
             # the predicate runs on the file's own columns when they still have their names; else on the
