@@ -85,8 +85,41 @@ def plain_rows(table: pa.Table) -> list[list[Any]]:
     return [list(r) for r in zip(*columns)] if columns else []
 
 
+def row_differences(got: list[list[Any]], want: list[list[Any]], names: list[str] | None = None) -> list[str]:
+    """The cells where two lists of plain rows differ, readably (for assertion messages)."""
+    out = [f"{len(got)} rows against {len(want)}"] if len(got) != len(want) else []
+    for n, (a, b) in enumerate(zip(got, want)):
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                out.append(f"row {n} column {names[i] if names else i}: {x!r} != {y!r}")
+    return out
+
+
 def sort_plain(rows: list[list[Any]]) -> list[list[Any]]:
     return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
+
+
+def as_spark_reads(values: list[Any], t: pa.DataType) -> list[Any]:
+    """Plain values of Arrow type ``t`` as Spark reads them: nanosecond timestamps truncated (floored) to
+    microseconds, nested ones too (Spark holds microseconds only, as Paimon's Spark connector reads them)."""
+    if pa.types.is_timestamp(t) and t.unit == "ns":
+        return [None if v is None else v - v % 1000 for v in values]
+    if pa.types.is_struct(t):
+        columns = [as_spark_reads([None if v is None else v[i] for v in values], t.field(i).type)
+                   for i in range(t.num_fields)]
+        return [None if v is None else [c[n] for c in columns] for n, v in enumerate(values)]
+    if pa.types.is_map(t):
+        return [None if v is None else [[as_spark_reads([k], t.key_type)[0], as_spark_reads([x], t.item_type)[0]]
+                                        for k, x in v] for v in values]
+    if pa.types.is_list(t):
+        return [None if v is None else as_spark_reads(v, t.value_type) for v in values]
+    return values
+
+
+def spark_rows(rows: list[list[Any]], schema: pa.Schema) -> list[list[Any]]:
+    """Plain rows of a table of ``schema`` as Spark reads them (see as_spark_reads)."""
+    columns = [as_spark_reads([r[i] for r in rows], f.type) for i, f in enumerate(schema)]
+    return [list(r) for r in zip(*columns)] if columns else []
 
 
 def arrow_from_plain(values: list[Any], t: pa.DataType) -> pa.Array:
@@ -310,15 +343,19 @@ def plain_of(data, pos, t):
         return jfloat_out(struct.unpack("<f", struct.pack("<f", data.getFloat(pos)))[0])
     if r == "DOUBLE":
         return jfloat_out(data.getDouble(pos))
+    # a cast that gives null (a DECIMAL too large for its precision) reads as null through a not-null position
     if r in ("CHAR", "VARCHAR"):
-        return data.getString(pos).toString()
+        v = data.getString(pos)
+        return None if v is None else v.toString()
     if r in ("BINARY", "VARBINARY"):
-        return bytes(data.getBinary(pos)).hex()
+        v = data.getBinary(pos)
+        return None if v is None else bytes(v).hex()
     if r == "DECIMAL":
-        return format(data.getDecimal(pos, t.getPrecision(), t.getScale()).toBigDecimal(), "f")
+        v = data.getDecimal(pos, t.getPrecision(), t.getScale())
+        return None if v is None else format(v.toBigDecimal(), "f")
     if r in ("TIMESTAMP_WITHOUT_TIME_ZONE", "TIMESTAMP_WITH_LOCAL_TIME_ZONE"):
         ts = data.getTimestamp(pos, precision(t))
-        return ts.getMillisecond() * 1000000 + ts.getNanoOfMillisecond()
+        return None if ts is None else ts.getMillisecond() * 1000000 + ts.getNanoOfMillisecond()
     if r == "ARRAY":
         a, e = data.getArray(pos), t.getElementType()
         return [plain_of(a, i, e) for i in range(a.size())]
