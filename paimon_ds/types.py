@@ -225,16 +225,13 @@ def conform_array(arr: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Ar
     if isinstance(arr, pa.ChunkedArray):
         return pa.chunked_array([conform_array(c, target) for c in arr.chunks], target)
     t = arr.type
-    if pa.types.is_int64(t) and pa.types.is_timestamp(target):
-        # a parquet timestamp stored as plain INT64 (beside INT96 ones): millis up to precision 3, else micros,
-        # as Paimon's readers take it
-        arr = arr.cast(pa.timestamp("ms" if target.unit in ("s", "ms", "ns") else "us", tz=target.tz))
-        t = arr.type
     if pa.types.is_timestamp(t) and pa.types.is_timestamp(target):
         if _UNIT_ORDER[t.unit] > _UNIT_ORDER[target.unit]:
             import pyarrow.compute as pc
             arr = pc.floor_temporal(arr, unit=_FLOOR_UNIT[target.unit])
         return arr.cast(target)
+    if pa.types.is_time(t) and pa.types.is_time(target) and t != target:
+        return arr.cast(target)  # TIME holds milliseconds: any finer unit is exact
     if pa.types.is_struct(t) and pa.types.is_struct(target) and t.num_fields == target.num_fields:
         children = [conform_array(arr.field(i), target.field(i).type) for i in range(t.num_fields)]
         return pa.StructArray.from_arrays(children, fields=list(target), mask=arr.is_null() if arr.null_count else None)

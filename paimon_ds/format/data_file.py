@@ -136,12 +136,66 @@ class DataFileReader:
 
 
 class _ParquetReader(DataFileReader):
-    def __init__(self, fh: IO[bytes]) -> None:
+    def __init__(self, fh: IO[bytes], types: Mapping[str, Any] | None = None) -> None:
         self._file = pq.ParquetFile(fh)
         self.names = list(self._file.schema_arrow.names)
+        self._types = types or {}
 
     def iter_batches(self, columns: Sequence[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
-        yield from self._file.iter_batches(batch_size=batch_rows, columns=list(columns), use_threads=False)
+        # a timestamp stored as plain INT64 (beside INT96 ones, see DataFileWriter) is read by its precision
+        plain = [c for c in columns if c in self._types and _plain_int_columns(self._file.schema_arrow.field(c).type,
+                                                                                self._types[c])]
+        for batch in self._file.iter_batches(batch_size=batch_rows, columns=list(columns), use_threads=False):
+            if plain:
+                batch = pa.RecordBatch.from_arrays(
+                    [paimon_form(batch.column(i), self._types[c]) if c in plain else batch.column(i)
+                     for i, c in enumerate(batch.schema.names)], names=batch.schema.names)
+            yield batch
+
+
+def _plain_int_columns(t: pa.DataType, paimon: Any) -> bool:
+    """Whether an Arrow type holds plain integers where the Paimon type has TIMESTAMP or TIME (nested too)."""
+    root = getattr(paimon, "root", None)
+    if root in ("TIMESTAMP", "TIMESTAMP_LTZ", "TIME"):
+        return pa.types.is_integer(t)
+    return any(_plain_int_columns(ct, cp) for ct, cp in _child_pairs(t, paimon))
+
+
+def _child_pairs(t: pa.DataType, paimon: Any) -> list[tuple[pa.DataType, Any]]:
+    if pa.types.is_struct(t) and hasattr(paimon, "fields"):
+        return [(t.field(i).type, f.type) for i, f in enumerate(paimon.fields[:t.num_fields])]
+    if pa.types.is_map(t) and hasattr(paimon, "key"):
+        return [(t.key_type, paimon.key), (t.item_type, paimon.value)]
+    if pa.types.is_map(t) and getattr(paimon, "root", None) == "MULTISET":
+        return [(t.key_type, paimon.element)]
+    if (pa.types.is_list(t) or pa.types.is_large_list(t)) and getattr(paimon, "element", None) is not None:
+        return [(t.value_type, paimon.element)]
+    return []
+
+
+def paimon_form(arr: pa.Array, paimon: Any) -> pa.Array:
+    """Plain integers where the Paimon type has TIMESTAMP / TIME, as Paimon's readers take them: a timestamp's
+    INT64 is millis up to precision 3, else micros; a TIME's INT is millis (ORC files hold TIME so)."""
+    root = getattr(paimon, "root", None)
+    t = arr.type
+    if root in ("TIMESTAMP", "TIMESTAMP_LTZ") and pa.types.is_integer(t):
+        unit = "ms" if paimon.precision <= 3 else "us"
+        return arr.cast(pa.int64()).cast(pa.timestamp(unit, tz="UTC" if root == "TIMESTAMP_LTZ" else None))
+    if root == "TIME" and pa.types.is_integer(t):
+        return arr.cast(pa.int32()).cast(pa.time32("ms"))
+    pairs = _child_pairs(t, paimon)
+    if not pairs or not any(_plain_int_columns(ct, cp) for ct, cp in pairs):
+        return arr
+    mask = arr.is_null() if arr.null_count else None
+    if pa.types.is_struct(t):
+        children = [paimon_form(arr.field(i), cp) for i, (_, cp) in enumerate(pairs)]
+        children += [arr.field(i) for i in range(len(pairs), t.num_fields)]
+        return pa.StructArray.from_arrays(children, names=[f.name for f in t], mask=mask)
+    arr = arr.take(pa.array(range(len(arr)), pa.int64())) if arr.offset else arr  # children from element 0
+    if pa.types.is_map(t):
+        items = paimon_form(arr.items, pairs[1][1]) if len(pairs) > 1 else arr.items
+        return pa.MapArray.from_arrays(arr.offsets, paimon_form(arr.keys, pairs[0][1]), items, mask=mask)
+    return type(arr).from_arrays(arr.offsets, paimon_form(arr.values, pairs[0][1]), mask=mask)
 
 
 def _no_columns(n: int) -> pa.RecordBatch:
@@ -185,11 +239,17 @@ class _OrcReader(DataFileReader):
                 arrays = [orc.correct(stripe.column(c), tail, type_ids[c], zone) if c in fixed
                           else stripe.column(c) for c in columns]
                 stripe = pa.RecordBatch.from_arrays(arrays, schema=stripe.schema)
+            times = [c for c in columns if c in self._types and _plain_int_columns(stripe.schema.field(c).type,
+                                                                                    self._types[c])]
+            if times:  # Paimon's ORC files hold TIME as INT
+                stripe = pa.RecordBatch.from_arrays(
+                    [paimon_form(stripe.column(c), self._types[c]) if c in times else stripe.column(c)
+                     for c in columns], names=list(columns))
             chars = [c for c in columns if c in self._types and orc.has_char(self._types[c])]
             if chars:  # Java's ORC reader trims a CHAR column's values whatever ORC type holds them
                 stripe = pa.RecordBatch.from_arrays(
                     [orc.trim_chars(stripe.column(c), self._types[c]) if c in chars else stripe.column(c)
-                     for c in columns], schema=stripe.schema)
+                     for c in columns], names=list(columns))
             for offset in range(0, stripe.num_rows, batch_rows):
                 yield stripe.slice(offset, batch_rows)
 
@@ -389,7 +449,7 @@ def open_data_file(fh: IO[bytes], file_name: str, types: Mapping[str, Any] | Non
         return _OrcReader(fh, types)
     if fmt == "avro":
         return _AvroReader(fh)
-    return _ParquetReader(fh)
+    return _ParquetReader(fh, types)
 
 
 # ---------------------------------------------------------------------------------------------- writing
