@@ -120,11 +120,45 @@ def _decompress(data: bytes, codec: str | None, block_size: int) -> bytes:
             from .avro_codecs import _snappy_length
             out.append(pa.decompress(chunk, decompressed_size=_snappy_length(chunk), codec="snappy", asbytes=True))
         elif codec == "lz4":
-            import cramjam  # LZ4 raw blocks do not record their length: cramjam sizes the output itself
-            out.append(bytes(cramjam.lz4.decompress_block(chunk, output_len=block_size)))
+            out.append(_lz4_block(chunk))
         else:
             raise ValueError(f"ORC compression {codec} is not supported")
     return b"".join(out)
+
+
+def _lz4_block(data: bytes) -> bytes:
+    """An LZ4 block (no frame, no recorded length, as ORC writes it) decoded: literals and back-references."""
+    out = bytearray()
+    pos = 0
+    while pos < len(data):
+        token = data[pos]
+        pos += 1
+        length = token >> 4
+        if length == 15:
+            while True:
+                b = data[pos]
+                pos += 1
+                length += b
+                if b != 255:
+                    break
+        out += data[pos:pos + length]
+        pos += length
+        if pos >= len(data):
+            break  # the last sequence has literals only
+        offset = data[pos] | data[pos + 1] << 8
+        pos += 2
+        length = token & 15
+        if length == 15:
+            while True:
+                b = data[pos]
+                pos += 1
+                length += b
+                if b != 255:
+                    break
+        start = len(out) - offset
+        for i in range(length + 4):  # a match may overlap what it copies
+            out.append(out[start + i])
+    return bytes(out)
 
 
 @dataclass
