@@ -92,6 +92,7 @@ class Table:
                 existing = commit_merged_schema(
                     io, arrow_schema, parse_bool(options.get("write.merge-schema.explicit-cast", "false")))
             table = Table(path, existing, options, storage_options, io)
+            table.arrow_schema()  # a type paimon_ds cannot write (BLOB) is named before the data is compared
             table.check_write_schema(arrow_schema, options)
         table.check_writable()
         return table
@@ -183,7 +184,10 @@ class Table:
         return list(self.schema.partition_keys)
 
     def arrow_schema(self) -> pa.Schema:
-        return self.schema.arrow_schema()
+        try:
+            return self.schema.arrow_schema()
+        except SchemaError as e:  # a type paimon_ds cannot read or write: say which table
+            raise SchemaError(f"Paimon table {self.path}: {e}") from None
 
     def latest_snapshot(self) -> Snapshot | None:
         return self.snapshot_manager.latest()

@@ -97,17 +97,18 @@ def level_compression(options: Any, level: int) -> str:
 
 
 def check_format_types(options: Any, fields: Sequence[Any], table: str) -> None:
-    """Refuse what Paimon refuses to create (its format's validateDataFields): Avro data files hold no
-    TIMESTAMP / TIMESTAMP_LTZ above precision 6 and no TIME above precision 3."""
+    """Refuse what Paimon refuses to write (its formats' type converters): Avro data files hold no TIMESTAMP /
+    TIMESTAMP_LTZ above precision 6 and no TIME above precision 3, and only parquet holds a VARIANT."""
     formats = {options.get("file.format").lower(), *_per_level(options.raw.get("file.format.per.level")).values()}
-    if "avro" not in formats:
-        return
 
     def walk(name: str, t: Any) -> None:
         limit = 6 if t.root in ("TIMESTAMP", "TIMESTAMP_LTZ") else 3 if t.root == "TIME" else None
-        if limit is not None and t.precision > limit:
+        if "avro" in formats and limit is not None and t.precision > limit:
             raise ValueError(f"column {name!r} of table {table} is {t.sql()}: Paimon's Avro data files hold "
                              f"{t.root} up to precision {limit} only (as Java Paimon refuses); use parquet or orc")
+        if t.root == "VARIANT" and formats - {"parquet"}:
+            raise ValueError(f"column {name!r} of table {table} is VARIANT, which Paimon writes to parquet files "
+                             f"only (not {', '.join(sorted(formats - {'parquet'}))})")
         for child_name, child in _children(t):
             walk(f"{name}.{child_name}", child)
     for f in fields:
@@ -136,12 +137,19 @@ class DataFileReader:
 
 
 class _ParquetReader(DataFileReader):
-    def __init__(self, fh: IO[bytes], types: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, fh: IO[bytes], types: Mapping[str, Any] | None = None, name: str = "") -> None:
+        self._name = name
         self._file = pq.ParquetFile(fh)
         self.names = list(self._file.schema_arrow.names)
         self._types = types or {}
 
     def iter_batches(self, columns: Sequence[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
+        from ..types import is_variant
+        for c in columns:
+            if getattr(self._types.get(c), "root", None) == "VARIANT" and not is_variant(
+                    self._file.schema_arrow.field(c).type):
+                raise ValueError(f"VARIANT column {c!r} of data file {self._name} is stored shredded (Paimon's "
+                                 "variant.shreddingSchema), which paimon_ds does not read")
         # a timestamp stored as plain INT64 (beside INT96 ones, see DataFileWriter) is read by its precision
         plain = [c for c in columns if c in self._types and _plain_int_columns(self._file.schema_arrow.field(c).type,
                                                                                 self._types[c])]
@@ -449,7 +457,7 @@ def open_data_file(fh: IO[bytes], file_name: str, types: Mapping[str, Any] | Non
         return _OrcReader(fh, types)
     if fmt == "avro":
         return _AvroReader(fh)
-    return _ParquetReader(fh, types)
+    return _ParquetReader(fh, types, file_name)
 
 
 # ---------------------------------------------------------------------------------------------- writing
