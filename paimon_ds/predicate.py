@@ -81,11 +81,11 @@ class Leaf(Predicate):
         if self.op == "is_not_null":
             return f.is_valid()
         if self.op == "in":
-            return f.isin(pa.array(list(self.literals)))
+            return f.isin(pa.array([_literal(v) for v in self.literals]))
         if self.op == "starts_with":
             return pc.starts_with(f, self.literals[0])
         return {"=": f.__eq__, "<": f.__lt__, "<=": f.__le__, ">": f.__gt__, ">=": f.__ge__}[self.op](
-            self.literals[0])
+            _literal(self.literals[0]))
 
     def test(self, value: Any) -> bool | None:
         """Evaluate on one value (partition pruning); None is SQL's unknown."""
@@ -100,6 +100,14 @@ class Leaf(Predicate):
         if self.op == "starts_with":
             return isinstance(value, str) and value.startswith(self.literals[0])
         return _COMPARE[self.op](value, self.literals[0])
+
+
+def _literal(v: Any) -> Any:
+    """A literal for an Arrow expression: a nanosecond timestamp (pandas.Timestamp, as TIMESTAMP(7..9) stats and
+    partition values decode) as a timestamp[ns] scalar, which Arrow would otherwise take at microseconds."""
+    if hasattr(v, "nanosecond") and hasattr(v, "value") and getattr(v, "nanosecond", 0):
+        return pa.scalar(v.value, pa.timestamp("ns", tz="UTC" if v.tzinfo is not None else None))
+    return v
 
 
 @dataclass(frozen=True)

@@ -306,11 +306,10 @@ class _State:
         f = self.fields[i]
         target = _to_paimon_type(c.type, f.type.nullable, FieldIdAllocator(0)).copy(f.type.nullable)
         if target != f.type and not _widens(f.type, target) and not castable(f.type, target):
-            raise SchemaError(f"cannot change column {c.name!r} from {f.type.sql()} to {target.sql()}: "
-                              "supported are the casts Paimon applies on read (integers and floating point to "
-                              "one another and to DECIMAL, DECIMAL precision and scale, numbers, BOOLEAN, DATE "
-                              "and TIMESTAMP to CHAR/VARCHAR/STRING, strings to numbers, higher TIMESTAMP "
-                              "precision, longer VARBINARY)")
+            raise SchemaError(f"cannot change column {c.name!r} from {f.type.sql()} to {target.sql()}: Paimon's "
+                              "cast table has no cast that reads the values written before as the new type (it "
+                              "casts among numbers, DECIMAL, BOOLEAN, strings, binaries, DATE, TIME and "
+                              "timestamps as its rules allow; DATE, TIME and timestamps only to STRING itself)")
         self.fields[i] = DataField(f.id, f.name, target, f.description)
 
     def _UpdateColumnNullability(self, c: UpdateColumnNullability) -> None:

@@ -114,6 +114,7 @@ class Table:
                 existing = commit_merged_schema(
                     io, arrow_schema, parse_bool(options.get("write.merge-schema.explicit-cast", "false")), branch)
             table = Table(path, existing, options, storage_options, io)
+            table.arrow_schema()  # a type paimon_ds cannot write (BLOB) is named before the data is compared
             table.check_write_schema(arrow_schema, options)
         table.check_writable()
         return table
@@ -123,6 +124,8 @@ class Table:
         from .row_tracking import check_table
         check_table(self)  # row-tracking / data-evolution tables: Paimon's rules
         schema = self.schema
+        from .format.data_file import check_format_types
+        check_format_types(self.options, schema.fields, self.path)
         pk = list(schema.primary_keys)
         if not pk:
             return
@@ -205,7 +208,10 @@ class Table:
         return list(self.schema.partition_keys)
 
     def arrow_schema(self) -> pa.Schema:
-        return self.schema.arrow_schema()
+        try:
+            return self.schema.arrow_schema()
+        except SchemaError as e:  # a type paimon_ds cannot read or write: say which table
+            raise SchemaError(f"Paimon table {self.path}: {e}") from None
 
     def branch_manager(self) -> BranchManager:
         """The table's branches, seen from this table's branch (fast_forward moves it; create takes its tags)."""

@@ -123,8 +123,12 @@ class RowType(DataType):
 
 ATOMIC_ROOTS = {
     "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL", "CHAR",
-    "VARCHAR", "BINARY", "VARBINARY", "DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ", "VARIANT",
+    "VARCHAR", "BINARY", "VARBINARY", "DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ", "VARIANT", "BLOB",
 }
+# Paimon's VARIANT: its value and metadata bytes (the Parquet Variant encoding), as Paimon's files hold it and
+# pypaimon reads it; the metadata field's tag is how Spark's Arrow form marks a VariantType
+VARIANT_ARROW = pa.struct([pa.field("value", pa.binary(), nullable=False),
+                           pa.field("metadata", pa.binary(), nullable=False, metadata={b"variant": b"true"})])
 _ALIASES = {"INTEGER": "INT", "DEC": "DECIMAL", "NUMERIC": "DECIMAL"}
 _DEFAULT_PARAMS = {
     "DECIMAL": (10, 0), "CHAR": (1,), "VARCHAR": (1,), "BINARY": (1,), "VARBINARY": (1,),
@@ -183,7 +187,9 @@ def to_arrow_type(t: DataType) -> pa.DataType:
         return pa.struct([to_arrow_field(f.name, f.type) for f in t.fields])
     if isinstance(t, MapType):
         return pa.map_(to_arrow_type(t.key), to_arrow_field("value", t.value))
-    if isinstance(t, (ArrayType, MultisetType)):
+    if isinstance(t, MultisetType):  # Paimon's files and Spark connector: element -> its count
+        return pa.map_(to_arrow_type(t.element), pa.field("value", pa.int32(), nullable=False))
+    if isinstance(t, ArrayType):
         return pa.list_(to_arrow_field("element", t.element))
     simple = {
         "BOOLEAN": pa.bool_(), "TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(),
@@ -194,8 +200,13 @@ def to_arrow_type(t: DataType) -> pa.DataType:
         return simple[r]
     if r == "DECIMAL":
         return pa.decimal128(t.precision, t.scale)
-    if r == "TIME":
-        return pa.time32("ms") if t.precision <= 3 else pa.time64("us")
+    if r == "VARIANT":
+        return VARIANT_ARROW
+    if r == "BLOB":  # its values live in .blob files of data-evolution tables, which paimon_ds does not read
+        raise SchemaError("Paimon type BLOB (large objects kept in .blob files of data-evolution tables) is not "
+                          "supported by paimon_ds")
+    if r == "TIME":  # Paimon keeps TIME(p) as milliseconds of the day, whatever p
+        return pa.time32("ms")
     if r in ("TIMESTAMP", "TIMESTAMP_LTZ"):
         p = t.precision
         unit = "s" if p == 0 else "ms" if p <= 3 else "us" if p <= 6 else "ns"
@@ -203,12 +214,84 @@ def to_arrow_type(t: DataType) -> pa.DataType:
     raise SchemaError(f"Paimon type {t.sql()} has no Arrow mapping")
 
 
+_UNIT_ORDER = {"s": 0, "ms": 1, "us": 2, "ns": 3}
+_FLOOR_UNIT = {"s": "second", "ms": "millisecond", "us": "microsecond"}
+
+
+def _compact(arr: pa.Array) -> pa.Array:
+    """A nested array copied so that its children start at its first element (a sliced list or map array
+    keeps its whole child array; rebuilding it from offsets needs them to line up)."""
+    return arr.take(pa.array(range(len(arr)), pa.int64())) if arr.offset else arr
+
+
+def nulls_under_required(arr: pa.Array) -> bool:
+    """Whether a struct array has nulls in a NOT NULL child (Spark sends a null VARIANT's value and metadata as
+    nulls; the parquet writer refuses them even under a null parent)."""
+    return pa.types.is_struct(arr.type) and any(
+        not f.nullable and arr.field(i).null_count for i, f in enumerate(arr.type))
+
+
+def _required(child: pa.Array, field: pa.Field) -> pa.Array:
+    """A NOT NULL binary child's nulls (only under null parents, where no reader looks) made empty values."""
+    if field.nullable or not child.null_count or not (pa.types.is_binary(child.type) or pa.types.is_string(child.type)):
+        return child
+    return child.fill_null(pa.scalar(b"" if pa.types.is_binary(child.type) else "", child.type))
+
+
+def conform_array(arr: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Array | pa.ChunkedArray:
+    """``arr`` in the Arrow type ``target`` (the same Paimon type, another Arrow form of it): Arrow's cast,
+    except that a timestamp of a finer unit is floored, as Paimon's ``Timestamp.toMicros`` and its writers
+    truncate (Arrow's cast refuses the lost digits, or rounds toward zero before 1970), nested types
+    included. Vectorised; only columns whose type differs are touched."""
+    if isinstance(arr, pa.ChunkedArray):
+        if arr.type == target and not any(nulls_under_required(c) for c in arr.chunks):
+            return arr
+        return pa.chunked_array([conform_array(c, target) for c in arr.chunks], target)
+    if arr.type == target and not nulls_under_required(arr):
+        return arr
+    t = arr.type
+    if pa.types.is_timestamp(t) and pa.types.is_timestamp(target):
+        if _UNIT_ORDER[t.unit] > _UNIT_ORDER[target.unit]:
+            import pyarrow.compute as pc
+            arr = pc.floor_temporal(arr, unit=_FLOOR_UNIT[target.unit])
+        return arr.cast(target)
+    if pa.types.is_time(t) and pa.types.is_time(target) and t != target:
+        return arr.cast(target)  # TIME holds milliseconds: any finer unit is exact
+    if pa.types.is_struct(t) and pa.types.is_struct(target) and t.num_fields == target.num_fields:
+        children = [_required(conform_array(arr.field(i), target.field(i).type), target.field(i))
+                    for i in range(t.num_fields)]
+        return pa.StructArray.from_arrays(children, fields=list(target), mask=arr.is_null() if arr.null_count else None)
+    if pa.types.is_map(t) and pa.types.is_map(target):
+        arr = _compact(arr)
+        return pa.MapArray.from_arrays(arr.offsets, conform_array(arr.keys, target.key_type),
+                                       conform_array(arr.items, target.item_type), type=target,
+                                       mask=arr.is_null() if arr.null_count else None)
+    if (pa.types.is_list(t) or pa.types.is_large_list(t)) and pa.types.is_list(target):
+        arr = _compact(arr)
+        offsets = arr.offsets if pa.types.is_list(t) else arr.offsets.cast(pa.int32())
+        return pa.ListArray.from_arrays(offsets, conform_array(arr.values, target.value_type), type=target,
+                                        mask=arr.is_null() if arr.null_count else None)
+    return arr.cast(target)
+
+
 def to_arrow_field(name: str, t: DataType) -> pa.Field:
     return pa.field(name, to_arrow_type(t), nullable=t.nullable)
 
 
 def to_arrow_schema(fields: list[DataField] | tuple[DataField, ...]) -> pa.Schema:
-    return pa.schema([to_arrow_field(f.name, f.type) for f in fields])
+    out = []
+    for f in fields:
+        try:
+            out.append(to_arrow_field(f.name, f.type))
+        except SchemaError as e:
+            raise SchemaError(f"column {f.name!r} ({f.type.sql()}): {e}") from None
+    return pa.schema(out)
+
+
+def is_variant(t: pa.DataType) -> bool:
+    """Whether an Arrow struct is a VARIANT's (value and metadata bytes, as pypaimon and Spark give one)."""
+    return pa.types.is_struct(t) and t.num_fields == 2 and {f.name for f in t} == {"value", "metadata"} and all(
+        (pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)) for f in t)
 
 
 class FieldIdAllocator:
@@ -258,6 +341,8 @@ def from_arrow_type(t: pa.DataType, nullable: bool, ids: FieldIdAllocator) -> Da
         return MapType("MAP", (), n, key, value)
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
         return ArrayType("ARRAY", (), n, from_arrow_type(t.value_type, t.value_field.nullable, ids))
+    if is_variant(t):
+        return DataType("VARIANT", (), n)
     if pa.types.is_struct(t):
         fields = []
         for child in t:
@@ -280,7 +365,13 @@ def fields_from_arrow(schema: pa.Schema) -> tuple[list[DataField], int]:
 
 
 def same_type_ignoring_nullability(a: DataType, b: DataType) -> bool:
-    """Whether two types store the same values (nullability and nested field ids aside)."""
+    """Whether data of type ``b`` goes into a column of type ``a`` as it is (nullability and nested field ids
+    aside): the same type, or another length of a string or binary, another precision of a TIME or of a
+    timestamp of the same kind (written in the column's precision: finer digits are truncated, as Paimon's
+    writers do; Spark's microseconds reach TIMESTAMP(9) exactly), or a MULTISET's Arrow and Spark form, a map
+    of element to INT count."""
+    if isinstance(a, MultisetType) and isinstance(b, MapType):
+        return same_type_ignoring_nullability(a.element, b.key) and b.value.root == "INT"
     if type(a) is not type(b):
         return False
     if isinstance(a, RowType):
@@ -296,5 +387,7 @@ def same_type_ignoring_nullability(a: DataType, b: DataType) -> bool:
     if a.root in string_like and b.root in string_like:
         return True
     if a.root in binary_like and b.root in binary_like:
+        return True
+    if a.root == b.root and a.root in ("TIME", "TIMESTAMP", "TIMESTAMP_LTZ"):
         return True
     return a.root == b.root and a.params == b.params

@@ -125,7 +125,7 @@ ARROW_ATOMIC: list[tuple[pa.DataType, str]] = [
     (pa.decimal128(10, 2), "DECIMAL(10, 2)"), (pa.decimal128(38, 0), "DECIMAL(38, 0)"),
     (pa.timestamp("s"), "TIMESTAMP(0)"), (pa.timestamp("ms"), "TIMESTAMP(3)"), (pa.timestamp("us"), "TIMESTAMP(6)"),
     (pa.timestamp("ns"), "TIMESTAMP(9)"), (pa.timestamp("us", tz="UTC"), "TIMESTAMP(6) WITH LOCAL TIME ZONE"),
-    (pa.time32("ms"), "TIME(3)"), (pa.time64("us"), "TIME(6)"),
+    (pa.time32("ms"), "TIME(3)"),
 ]
 
 
@@ -137,6 +137,14 @@ def test_arrow_atomic_mapping(arrow_type: pa.DataType, paimon: str) -> None:
     assert [f.id for f in fields] == [0, 1] and highest == 1
     assert to_arrow_schema(fields) == schema
     assert to_arrow_type(parse_type(paimon)) == arrow_type
+
+
+def test_time_and_multiset_arrow_forms() -> None:
+    # Paimon keeps TIME(p) as milliseconds of the day whatever p, and a MULTISET as element -> count
+    assert fields_from_arrow(pa.schema([("t", pa.time64("us"))]))[0][0].type.to_json() == "TIME(6)"
+    assert {to_arrow_type(parse_type(f"TIME({p})")) for p in range(10)} == {pa.time32("ms")}
+    assert to_arrow_type(parse_type({"type": "MULTISET", "element": "STRING"})) == \
+        pa.map_(pa.string(), pa.field("value", pa.int32(), nullable=False))
 
 
 def test_fixed_size_binary_maps_to_binary_n_read_as_binary() -> None:

@@ -265,7 +265,9 @@ EMPTY_ROW = serialize_row([], [])
 
 
 def deserialize_row(blob: bytes, types: Sequence[DataType]) -> list[Any]:
-    """Decode a serialized row into Python values (None for nulls)."""
+    """Decode a serialized row into Python values (None for nulls); exactly, so that serialize_row gives the
+    same bytes back: a timestamp with digits below the microsecond is a ``pandas.Timestamp`` (nanoseconds),
+    any other a ``datetime``."""
     (arity,) = struct.unpack_from(">i", blob, 0)
     base = 4
     head = header_bytes(arity)
@@ -323,6 +325,10 @@ def _decode_field(blob: bytes, base: int, pos: int, t: DataType) -> Any:
         else:
             nanos, offset = struct.unpack_from("<I", blob, pos)[0], struct.unpack_from("<I", blob, pos + 4)[0]
             millis = struct.unpack_from("<q", blob, base + offset)[0]
+        tz = dt.timezone.utc if r == "TIMESTAMP_LTZ" else None
+        if nanos % 1000:  # digits below the microsecond (precision 7..9) need a nanosecond timestamp
+            import pandas as pd
+            return pd.Timestamp(millis * 1_000_000 + nanos, unit="ns", tz=tz)
         value = _EPOCH + dt.timedelta(milliseconds=millis, microseconds=nanos // 1000)
-        return value.replace(tzinfo=dt.timezone.utc) if r == "TIMESTAMP_LTZ" else value
+        return value.replace(tzinfo=tz) if tz is not None else value
     raise SchemaError(f"cannot decode {t.sql()} from a BinaryRow")

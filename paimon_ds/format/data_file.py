@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import IO, Any
 
@@ -96,6 +96,35 @@ def level_compression(options: Any, level: int) -> str:
             or options.get("file.compression")).lower()
 
 
+def check_format_types(options: Any, fields: Sequence[Any], table: str) -> None:
+    """Refuse what Paimon refuses to write (its formats' type converters): Avro data files hold no TIMESTAMP /
+    TIMESTAMP_LTZ above precision 6 and no TIME above precision 3, and only parquet holds a VARIANT."""
+    formats = {options.get("file.format").lower(), *_per_level(options.raw.get("file.format.per.level")).values()}
+
+    def walk(name: str, t: Any) -> None:
+        limit = 6 if t.root in ("TIMESTAMP", "TIMESTAMP_LTZ") else 3 if t.root == "TIME" else None
+        if "avro" in formats and limit is not None and t.precision > limit:
+            raise ValueError(f"column {name!r} of table {table} is {t.sql()}: Paimon's Avro data files hold "
+                             f"{t.root} up to precision {limit} only (as Java Paimon refuses); use parquet or orc")
+        if t.root == "VARIANT" and formats - {"parquet"}:
+            raise ValueError(f"column {name!r} of table {table} is VARIANT, which Paimon writes to parquet files "
+                             f"only (not {', '.join(sorted(formats - {'parquet'}))})")
+        for child_name, child in _children(t):
+            walk(f"{name}.{child_name}", child)
+    for f in fields:
+        walk(f.name, f.type)
+
+
+def _children(t: Any) -> list[tuple[str, Any]]:
+    if hasattr(t, "fields"):
+        return [(f.name, f.type) for f in t.fields]
+    if hasattr(t, "key"):
+        return [("key", t.key), ("value", t.value)]
+    if hasattr(t, "element") and t.element is not None:
+        return [("element", t.element)]
+    return []
+
+
 # ---------------------------------------------------------------------------------------------- reading
 
 class DataFileReader:
@@ -108,12 +137,73 @@ class DataFileReader:
 
 
 class _ParquetReader(DataFileReader):
-    def __init__(self, fh: IO[bytes]) -> None:
+    def __init__(self, fh: IO[bytes], types: Mapping[str, Any] | None = None, name: str = "") -> None:
+        self._name = name
         self._file = pq.ParquetFile(fh)
         self.names = list(self._file.schema_arrow.names)
+        self._types = types or {}
 
     def iter_batches(self, columns: Sequence[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
-        yield from self._file.iter_batches(batch_size=batch_rows, columns=list(columns), use_threads=False)
+        from ..types import is_variant
+        for c in columns:
+            if getattr(self._types.get(c), "root", None) == "VARIANT" and not is_variant(
+                    self._file.schema_arrow.field(c).type):
+                raise ValueError(f"VARIANT column {c!r} of data file {self._name} is stored shredded (Paimon's "
+                                 "variant.shreddingSchema), which paimon_ds does not read")
+        # a timestamp stored as plain INT64 (beside INT96 ones, see DataFileWriter) is read by its precision
+        plain = [c for c in columns if c in self._types and _plain_int_columns(self._file.schema_arrow.field(c).type,
+                                                                                self._types[c])]
+        for batch in self._file.iter_batches(batch_size=batch_rows, columns=list(columns), use_threads=False):
+            if plain:
+                batch = pa.RecordBatch.from_arrays(
+                    [paimon_form(batch.column(i), self._types[c]) if c in plain else batch.column(i)
+                     for i, c in enumerate(batch.schema.names)], names=batch.schema.names)
+            yield batch
+
+
+def _plain_int_columns(t: pa.DataType, paimon: Any) -> bool:
+    """Whether an Arrow type holds plain integers where the Paimon type has TIMESTAMP or TIME (nested too)."""
+    root = getattr(paimon, "root", None)
+    if root in ("TIMESTAMP", "TIMESTAMP_LTZ", "TIME"):
+        return pa.types.is_integer(t)
+    return any(_plain_int_columns(ct, cp) for ct, cp in _child_pairs(t, paimon))
+
+
+def _child_pairs(t: pa.DataType, paimon: Any) -> list[tuple[pa.DataType, Any]]:
+    if pa.types.is_struct(t) and hasattr(paimon, "fields"):
+        return [(t.field(i).type, f.type) for i, f in enumerate(paimon.fields[:t.num_fields])]
+    if pa.types.is_map(t) and hasattr(paimon, "key"):
+        return [(t.key_type, paimon.key), (t.item_type, paimon.value)]
+    if pa.types.is_map(t) and getattr(paimon, "root", None) == "MULTISET":
+        return [(t.key_type, paimon.element)]
+    if (pa.types.is_list(t) or pa.types.is_large_list(t)) and getattr(paimon, "element", None) is not None:
+        return [(t.value_type, paimon.element)]
+    return []
+
+
+def paimon_form(arr: pa.Array, paimon: Any) -> pa.Array:
+    """Plain integers where the Paimon type has TIMESTAMP / TIME, as Paimon's readers take them: a timestamp's
+    INT64 is millis up to precision 3, else micros; a TIME's INT is millis (ORC files hold TIME so)."""
+    root = getattr(paimon, "root", None)
+    t = arr.type
+    if root in ("TIMESTAMP", "TIMESTAMP_LTZ") and pa.types.is_integer(t):
+        unit = "ms" if paimon.precision <= 3 else "us"
+        return arr.cast(pa.int64()).cast(pa.timestamp(unit, tz="UTC" if root == "TIMESTAMP_LTZ" else None))
+    if root == "TIME" and pa.types.is_integer(t):
+        return arr.cast(pa.int32()).cast(pa.time32("ms"))
+    pairs = _child_pairs(t, paimon)
+    if not pairs or not any(_plain_int_columns(ct, cp) for ct, cp in pairs):
+        return arr
+    mask = arr.is_null() if arr.null_count else None
+    if pa.types.is_struct(t):
+        children = [paimon_form(arr.field(i), cp) for i, (_, cp) in enumerate(pairs)]
+        children += [arr.field(i) for i in range(len(pairs), t.num_fields)]
+        return pa.StructArray.from_arrays(children, names=[f.name for f in t], mask=mask)
+    arr = arr.take(pa.array(range(len(arr)), pa.int64())) if arr.offset else arr  # children from element 0
+    if pa.types.is_map(t):
+        items = paimon_form(arr.items, pairs[1][1]) if len(pairs) > 1 else arr.items
+        return pa.MapArray.from_arrays(arr.offsets, paimon_form(arr.keys, pairs[0][1]), items, mask=mask)
+    return type(arr).from_arrays(arr.offsets, paimon_form(arr.values, pairs[0][1]), mask=mask)
 
 
 def _no_columns(n: int) -> pa.RecordBatch:
@@ -123,18 +213,51 @@ def _no_columns(n: int) -> pa.RecordBatch:
 
 
 class _OrcReader(DataFileReader):
-    def __init__(self, fh: IO[bytes]) -> None:
+    def __init__(self, fh: IO[bytes], types: Mapping[str, Any] | None = None) -> None:
         import pyarrow.orc as po
+        self._fh = fh
         self._file = po.ORCFile(fh)
         self.names = list(self._file.schema.names)
+        self._types = types or {}
 
     def iter_batches(self, columns: Sequence[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
+        from . import orc
+        # CHAR columns and zone-less timestamps may read differently from Java: the file's tail tells
+        asked = pa.schema([self._file.schema.field(c) for c in columns])
+        tail = orc.read_tail(self._fh) if columns and orc.needs_tail(asked) else None
+        type_ids = orc.column_kinds(tail, list(columns)) if tail is not None else {}
+        with_ts = [c for c in columns if tail is not None and orc.has_kind(tail, type_ids[c], (orc.KIND_TIMESTAMP,))]
+        fixed = [c for c in columns if tail is not None and orc.has_kind(tail, type_ids[c],
+                                                                            (orc.KIND_TIMESTAMP, orc.KIND_CHAR))]
         for i in range(self._file.nstripes):  # a stripe is ORC's row group: read one at a time
             if not columns:
                 stripe_rows = self._file.read_stripe(i, columns=[self.names[0]]).num_rows if self.names else 0
                 yield _no_columns(stripe_rows)
                 continue
-            stripe = self._file.read_stripe(i, columns=list(columns)).select(list(columns))  # in the order asked
+            try:
+                stripe = self._file.read_stripe(i, columns=list(columns)).select(list(columns))  # in the order asked
+            except pa.ArrowInvalid as e:
+                if "out of range for nanosecond" not in str(e):
+                    raise
+                raise ValueError(f"an ORC timestamp of columns {list(columns)} is outside 1677-09-21..2262-04-11, "
+                                 "which pyarrow's ORC reader cannot read (it reads nanoseconds in 64 bits): "
+                                 f"{e}") from None
+            if fixed:
+                zone = tail.stripe_timezone(self._fh, i) if with_ts else ""
+                arrays = [orc.correct(stripe.column(c), tail, type_ids[c], zone) if c in fixed
+                          else stripe.column(c) for c in columns]
+                stripe = pa.RecordBatch.from_arrays(arrays, schema=stripe.schema)
+            times = [c for c in columns if c in self._types and _plain_int_columns(stripe.schema.field(c).type,
+                                                                                    self._types[c])]
+            if times:  # Paimon's ORC files hold TIME as INT
+                stripe = pa.RecordBatch.from_arrays(
+                    [paimon_form(stripe.column(c), self._types[c]) if c in times else stripe.column(c)
+                     for c in columns], names=list(columns))
+            chars = [c for c in columns if c in self._types and orc.has_char(self._types[c])]
+            if chars:  # Java's ORC reader trims a CHAR column's values whatever ORC type holds them
+                stripe = pa.RecordBatch.from_arrays(
+                    [orc.trim_chars(stripe.column(c), self._types[c]) if c in chars else stripe.column(c)
+                     for c in columns], names=list(columns))
             for offset in range(0, stripe.num_rows, batch_rows):
                 yield stripe.slice(offset, batch_rows)
 
@@ -326,14 +449,15 @@ class _AvroReader(DataFileReader):
             yield pa.RecordBatch.from_arrays(arrays, names=list(columns))
 
 
-def open_data_file(fh: IO[bytes], file_name: str) -> DataFileReader:
-    """A reader of the open file ``fh``, by the format its name ``file_name`` (or path) says."""
+def open_data_file(fh: IO[bytes], file_name: str, types: Mapping[str, Any] | None = None) -> DataFileReader:
+    """A reader of the open file ``fh``, by the format its name ``file_name`` (or path) says. ``types``: the
+    Paimon type of the file's columns by name, where known (ORC reads CHAR values as Java does by them)."""
     fmt = format_of(file_name)
     if fmt == "orc":
-        return _OrcReader(fh)
+        return _OrcReader(fh, types)
     if fmt == "avro":
         return _AvroReader(fh)
-    return _ParquetReader(fh)
+    return _ParquetReader(fh, types, file_name)
 
 
 # ---------------------------------------------------------------------------------------------- writing
@@ -485,6 +609,68 @@ def _avro_records(data: pa.Table, schema: dict[str, Any]) -> list[dict[str, Any]
     return records
 
 
+def _has_nanos(t: pa.DataType) -> bool:
+    """Whether a (possibly nested) type holds nanosecond timestamps (Paimon's TIMESTAMP(7..9))."""
+    if pa.types.is_timestamp(t):
+        return t.unit == "ns"
+    if pa.types.is_struct(t):
+        return any(_has_nanos(f.type) for f in t)
+    if pa.types.is_map(t):
+        return _has_nanos(t.key_type) or _has_nanos(t.item_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _has_nanos(t.value_type)
+    return False
+
+
+def _leaf_types(t: pa.DataType, leaf: Any) -> pa.DataType:
+    """``t`` with each leaf type replaced by ``leaf(type)``, nested types kept."""
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_leaf_types(f.type, leaf)) for f in t])
+    if pa.types.is_map(t):
+        return pa.map_(t.key_field.with_type(_leaf_types(t.key_type, leaf)),
+                       t.item_field.with_type(_leaf_types(t.item_type, leaf)))
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(_leaf_types(t.value_type, leaf)))
+    return leaf(t)
+
+
+def _leaf_cast(col: pa.ChunkedArray | pa.Array, target: pa.DataType, cast: Any) -> pa.ChunkedArray | pa.Array:
+    """``col`` in ``target`` (from ``_leaf_types``): leaves whose type changes go through ``cast(array, type)``."""
+    if col.type == target:
+        return col
+    if isinstance(col, pa.ChunkedArray):
+        return pa.chunked_array([_leaf_cast(c, target, cast) for c in col.chunks], target)
+    t = col.type
+    mask = col.is_null() if col.null_count else None
+    if pa.types.is_struct(t):
+        return pa.StructArray.from_arrays([_leaf_cast(col.field(i), target.field(i).type, cast)
+                                           for i in range(t.num_fields)], fields=list(target), mask=mask)
+    if pa.types.is_map(t) or pa.types.is_list(t):
+        col = col.take(pa.array(range(len(col)), pa.int64())) if col.offset else col  # children from element 0
+        if pa.types.is_map(t):
+            return pa.MapArray.from_arrays(col.offsets, _leaf_cast(col.keys, target.key_type, cast),
+                                           _leaf_cast(col.items, target.item_type, cast), type=target, mask=mask)
+        return pa.ListArray.from_arrays(col.offsets, _leaf_cast(col.values, target.value_type, cast), type=target,
+                                        mask=mask)
+    return cast(col, target)
+
+
+def _int64_timestamp(t: pa.DataType) -> pa.DataType:
+    """A timestamp of a unit coarser than nanoseconds as int64 (see DataFileWriter: INT96 files)."""
+    return pa.int64() if pa.types.is_timestamp(t) and t.unit != "ns" else t
+
+
+def _timestamp_to_int64(col: pa.Array, target: pa.DataType) -> pa.Array:
+    """Millis (units s, ms) or micros, as Paimon's readers take an unannotated INT64 timestamp."""
+    t = col.type
+    return col.cast(pa.timestamp("ms" if t.unit in ("s", "ms") else "us", tz=t.tz)).cast(pa.int64())
+
+
+def _time_as_int(t: pa.DataType) -> pa.DataType:
+    """TIME as Paimon's ORC files hold it: an INT of milliseconds (ORC has no time type)."""
+    return pa.int32() if pa.types.is_time(t) else t
+
+
 def _pre_epoch_fraction(col: pa.ChunkedArray | pa.Array) -> bool:
     """Whether a (possibly nested) column holds a timestamp before the epoch with a sub-second part."""
     t = col.type
@@ -515,9 +701,19 @@ class DataFileWriter:
         compression = compression.lower()
         if fmt == "parquet":
             compression = codec_for("parquet", compression)
+            # Paimon stores TIMESTAMP(7..9) as INT96 (Java Paimon 0.9 reads no other form of them) and lower
+            # precisions as INT64. pyarrow can only choose INT96 for every timestamp column of a file, so a file with
+            # TIMESTAMP(7..9) keeps its other timestamps as plain INT64 of millis (precision <= 3) or micros, which
+            # Paimon's readers take by the column's precision (Java 0.9 reads INT96 for no other precision)
+            self._int96 = _has_nanos(pa.struct(list(schema)))
+            file_schema = pa.schema([f.with_type(_leaf_types(f.type, _int64_timestamp)) for f in schema]) \
+                if self._int96 else schema
+            self._file_schema = file_schema
             self._writer: Any = pq.ParquetWriter(
-                sink, schema, compression=compression, compression_level=zstd_level if compression == "zstd" else None,
-                store_decimal_as_integer=True, write_statistics=True, use_dictionary=use_dictionary)
+                sink, file_schema, compression=compression,
+                compression_level=zstd_level if compression == "zstd" else None,
+                store_decimal_as_integer=True, write_statistics=True, use_dictionary=use_dictionary,
+                use_deprecated_int96_timestamps=self._int96)
         elif fmt == "orc":
             import pyarrow.orc as po
             self._writer = po.ORCWriter(sink, compression=codec_for("orc", compression))
@@ -537,6 +733,10 @@ class DataFileWriter:
         """Write ``data`` (one row group / stripe where the format has them)."""
         self._written += data.nbytes
         if self.format == "parquet":
+            if self._int96:
+                data = pa.Table.from_arrays([_leaf_cast(c, f.type, _timestamp_to_int64)
+                                             for c, f in zip(data.columns, self._file_schema)],
+                                            schema=self._file_schema)
             self._writer.write_table(data, row_group_size=max(1, data.num_rows))
         elif self.format == "orc":
             data = data.cast(self._schema) if data.schema != self._schema else data
@@ -549,6 +749,10 @@ class DataFileWriter:
             if any(c.offset for col in data.columns for c in col.chunks):
                 # pyarrow's ORC writer loses the offset of sliced struct columns: write a compact copy
                 data = data.take(np.arange(data.num_rows))
+            orc_schema = pa.schema([f.with_type(_leaf_types(f.type, _time_as_int)) for f in data.schema])
+            if orc_schema != data.schema:
+                data = pa.Table.from_arrays([_leaf_cast(c, f.type, lambda a, t: a.cast(t))
+                                             for c, f in zip(data.columns, orc_schema)], schema=orc_schema)
             self._writer.write(data)
         else:
             for record in _avro_records(data, self._record):

@@ -23,12 +23,13 @@ def _legacy_string(value: Any, root: str | None = None) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dt.datetime):  # Paimon's Timestamp.toString is LocalDateTime's ISO form
-        text = value.strftime("%Y-%m-%dT%H:%M")
-        if value.second or value.microsecond:
+        text = f"{value.year:04d}-{value.month:02d}-{value.day:02d}T{value.hour:02d}:{value.minute:02d}"
+        nanos = value.microsecond * 1000 + getattr(value, "nanosecond", 0)  # pandas.Timestamp: precision 7..9
+        if value.second or nanos:
             text += f":{value.second:02d}"
-        if value.microsecond:
-            text += f".{value.microsecond // 1000:03d}" if value.microsecond % 1000 == 0 \
-                else f".{value.microsecond:06d}"
+        if nanos:  # LocalDateTime prints 3, 6 or 9 fraction digits
+            text += f".{nanos // 1_000_000:03d}" if nanos % 1_000_000 == 0 else \
+                f".{nanos // 1000:06d}" if nanos % 1000 == 0 else f".{nanos:09d}"
         return text
     if isinstance(value, dt.date):
         return str((value - dt.date(1970, 1, 1)).days)  # DATE is an int of days internally

@@ -35,7 +35,7 @@ from ..format.binary_row import EMPTY_ROW, serialize_arrow_row
 from ..format.bucket import hash_rows, row_hashes
 from ..options import OptionError
 from ..snapshot import Snapshot
-from ..types import to_arrow_type
+from ..types import conform_array, to_arrow_type
 from .hash_index import read_hash_index
 from .manifest import HASH_INDEX, IndexManifestEntry, IndexManifestFile
 
@@ -72,7 +72,7 @@ def _columns(table: Table, batch: pa.RecordBatch | pa.Table, names: list[str]) -
         if isinstance(col, pa.ChunkedArray):
             col = col.combine_chunks()
         want = to_arrow_type(table.schema.field(name).type)
-        out.append(col if col.type == want else col.cast(want))
+        out.append(conform_array(col, want))
     return out
 
 

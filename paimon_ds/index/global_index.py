@@ -90,7 +90,7 @@ from ..mergetree.compact import sorted_runs
 from ..mergetree.kv import DELETE, KEY_PREFIX, KIND, SEQ, UPDATE_BEFORE, KeyValueLayout, group_starts
 from ..mergetree.merge import Aggregation, FirstRow, MergeEngine, PartialUpdate, merge_engine, merge_sorted_runs
 from ..options import parse_duration_ms
-from ..types import DataType, SchemaError, to_arrow_type
+from ..types import DataType, SchemaError, conform_array, to_arrow_type
 
 if TYPE_CHECKING:
     from ..manifest.meta import DataFileMeta
@@ -172,7 +172,7 @@ def _column(batch: pa.RecordBatch, name: str, arrow_type: pa.DataType) -> pa.Arr
     if idx < 0:
         raise SchemaError(f"the input has no column {name!r} (columns: {', '.join(batch.schema.names)})")
     col = batch.column(idx)
-    return col if col.type == arrow_type else col.cast(arrow_type)
+    return conform_array(col, arrow_type)
 
 
 def encode_keys(batch: pa.RecordBatch, names: list[str], types: list[DataType]) -> pa.LargeBinaryArray:
@@ -549,8 +549,10 @@ class IndexBootstrap:
                                      for f in self.layout.key_fields]
         sources += [SEQ, KIND]
         sources += [by_id.get(self.schema.field(n).id) for n in self.layout.sequence_fields]
+        column_types = {**{f.name: f.type for f in file_schema.fields},
+                        **{KEY_PREFIX + f.name: f.type for f in file_schema.fields}}
         with self.table.io.open_input(path, size) as fh:
-            pf = open_data_file(fh, path)
+            pf = open_data_file(fh, path, column_types)
             present = set(pf.names)
             missing = [t.name for s, t in zip(sources, self.read_schema) if s is None or s not in present]
             if any(n.startswith(KEY_PREFIX) or n in (SEQ, KIND) for n in missing):
@@ -561,7 +563,7 @@ class IndexBootstrap:
                 for source, field in zip(sources, self.read_schema):
                     if source is not None and source in present:
                         col = batch.column(batch.schema.get_field_index(source))
-                        arrays.append(col if col.type == field.type else col.cast(field.type))
+                        arrays.append(conform_array(col, field.type))
                     else:
                         arrays.append(pa.nulls(batch.num_rows, field.type))
                 yield pa.Table.from_arrays(arrays, schema=self.read_schema)

@@ -15,7 +15,8 @@ from ..format.stats import StatsCollector
 from ..manifest.meta import DataFileMeta, FileSource
 from ..operation.write import ParquetSink
 from ..schema_cast import cast_column
-from .kv import DELETE, KIND, SEQ, UPDATE_BEFORE, KeyValueLayout
+from ..types import conform_array
+from .kv import DELETE, KEY_PREFIX, KIND, SEQ, UPDATE_BEFORE, KeyValueLayout
 
 if TYPE_CHECKING:
     from ..operation.write import DataFileNamer
@@ -155,8 +156,10 @@ def read_kv_file(table: Table, path: str, schema_id: int, batch_rows: int = 6553
                if f.id in file_types and file_types[f.id].copy(True) != f.type.copy(True)}
     names = [n for n in target.names[: len(layout.key_columns) + 2]]
     names += [by_id.get(f.id) or f"\0missing-{f.id}" for f in table.schema.fields]
+    column_types = {**{f.name: f.type for f in file_schema.fields},
+                    **{KEY_PREFIX + f.name: f.type for f in file_schema.fields}}
     with table.io.open_input(path, size) as fh:
-        pf = open_data_file(fh, path)
+        pf = open_data_file(fh, path, column_types)
         present = set(pf.names)
         cols = [n for n in names if n in present]
         for batch in pf.iter_batches(cols, batch_rows):
@@ -167,7 +170,7 @@ def read_kv_file(table: Table, path: str, schema_id: int, batch_rows: int = 6553
                     if i in altered:
                         arrays.append(cast_column(col, altered[i][0], altered[i][1], field.type))
                     else:
-                        arrays.append(col if col.type == field.type else col.cast(field.type))
+                        arrays.append(conform_array(col, field.type))
                 else:
                     arrays.append(pa.nulls(batch.num_rows, field.type))
             yield pa.Table.from_arrays(arrays, schema=target)

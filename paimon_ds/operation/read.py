@@ -16,6 +16,7 @@ from ..format.data_file import open_data_file
 from ..predicate import Predicate
 from ..row_tracking import SYSTEM_COLUMNS, columns_requested, row_tracking_enabled, system_fields
 from ..schema_cast import cast_column
+from ..types import conform_array
 from .evolution import RowTrackingRead, needs_tracking_read
 from .scan import Split, _load_schema
 
@@ -182,7 +183,7 @@ class TableRead:
         return pa.RecordBatch.from_arrays([names, *batch.columns], schema=self.kinds_schema)
 
     def _cast(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        arrays = [c if c.type == f.type else c.cast(f.type) for c, f in zip(batch.columns, self.data_schema)]
+        arrays = [conform_array(c, f.type) for c, f in zip(batch.columns, self.data_schema)]
         return pa.RecordBatch.from_arrays(arrays, schema=self.data_schema)
 
     def _read_file(self, path: str, schema_id: int, size: int | None = None,
@@ -194,7 +195,8 @@ class TableRead:
         wanted = [(f, file_names.get(f.id)) for f in self.fields]
         target = self.data_schema
         with self.table.io.open_input(path, size) as fh:
-            pf = open_data_file(fh, path)  # parquet, orc or avro, by the file name's extension
+            # parquet, orc or avro, by the file name's extension
+            pf = open_data_file(fh, path, {f.name: f.type for f in file_schema.fields})
             present = set(pf.names)
             predicate_fields = self.predicate.fields() if self.predicate is not None else set()
             # the predicate runs on the file's own columns when they still have their names; else on the
@@ -239,7 +241,7 @@ class TableRead:
                 src = (file_types or {}).get(table_field.id)
                 arrays.append(cast_column(col, src, table_field.type, field.type)
                               if src is not None and not _same_type(src, table_field.type)
-                              else col if col.type == field.type else col.cast(field.type))
+                              else conform_array(col, field.type))
             else:
                 arrays.append(pa.nulls(batch.num_rows, field.type))
         return pa.RecordBatch.from_arrays(arrays, schema=target)

@@ -28,7 +28,7 @@ from ..index.manifest import IndexFileMeta
 from ..index.snapshot_assigner import SnapshotBucketAssigner
 from ..manifest.meta import DataFileMeta, FileSource
 from ..options import OptionError
-from ..types import SchemaError
+from ..types import SchemaError, conform_array, nulls_under_required
 from .messages import CommitMessage
 from .names import FileNamer
 
@@ -294,8 +294,8 @@ class TableWrite:
             if batch.column(i).null_count:
                 raise SchemaError(f"column {self.arrow_schema.names[i]!r} is NOT NULL in the table "
                                   f"but the data has {batch.column(i).null_count} null value(s)")
-        if batch.schema != self.arrow_schema:
-            arrays = [c if c.type == f.type else c.cast(f.type) for c, f in zip(batch.columns, self.arrow_schema)]
+        if batch.schema != self.arrow_schema or any(nulls_under_required(c) for c in batch.columns):
+            arrays = [conform_array(c, f.type) for c, f in zip(batch.columns, self.arrow_schema)]
             batch = pa.RecordBatch.from_arrays(arrays, schema=self.arrow_schema)
         return batch
 

@@ -23,6 +23,7 @@ from ..format.partition import partition_filter
 from ..operation.compact import plan_compaction, run_compaction
 from ..snapshot import Snapshot
 from ..table import Table
+from ..types import conform_array
 from .source import (
     BASE_SNAPSHOT_OPTION,
     COMMIT_IDENTIFIER_OPTION,
@@ -108,7 +109,7 @@ def _with_fixed_buckets(df: DataFrame, table: Table, n: int) -> DataFrame:
 
     def add_bucket(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for b in batches:
-            cols = [b.column(b.schema.get_field_index(k)).cast(arrow_by_name[k]) for k in keys]
+            cols = [conform_array(b.column(b.schema.get_field_index(k)), arrow_by_name[k]) for k in keys]
             ids = bucket_ids(cols, key_types, num_buckets)
             yield b.append_column(BUCKET_COLUMN, pa.array(ids, pa.int32()))
 

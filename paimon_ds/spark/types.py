@@ -8,11 +8,14 @@ from pyspark.sql.types import StructType
 
 
 def _spark_friendly(t: pa.DataType) -> pa.DataType:
-    """Spark holds timestamps in microseconds only."""
+    """Spark holds timestamps in microseconds only (TIMESTAMP(7..9) values are truncated to them, as Paimon's
+    Spark connector does), and TIME as its TimeType, whose Arrow form is time64[ns]."""
     if pa.types.is_timestamp(t) and t.unit != "us":
         return pa.timestamp("us", tz=t.tz)
-    if pa.types.is_struct(t):
-        return pa.struct([pa.field(f.name, _spark_friendly(f.type), f.nullable) for f in t])
+    if pa.types.is_time(t):
+        return pa.time64("ns")
+    if pa.types.is_struct(t):  # (field metadata kept: it tags a VARIANT's struct as Spark's VariantType)
+        return pa.struct([f.with_type(_spark_friendly(f.type)) for f in t])
     if pa.types.is_map(t):
         return pa.map_(_spark_friendly(t.key_type), pa.field("value", _spark_friendly(t.item_type),
                                                             t.item_field.nullable))
