@@ -26,8 +26,8 @@ def to_predicate(f: Any, schema: TableSchema, extra_columns: Sequence[str] = ())
     if op in ("is_null", "is_not_null"):
         return Leaf(op, attr[0])
     value = f.value
-    t = schema.field(attr[0]).type
-    if t.root in ("TIMESTAMP", "TIMESTAMP_LTZ") and t.precision > 6 and op != "starts_with":
+    t = schema.field(attr[0]).type if attr[0] in schema.field_names else None  # (system columns are BIGINT)
+    if t is not None and t.root in ("TIMESTAMP", "TIMESTAMP_LTZ") and t.precision > 6 and op != "starts_with":
         return _on_truncated(op, attr[0], tuple(value) if op == "in" else (value,))
     if op == "in":
         return Leaf(op, attr[0], tuple(value))
