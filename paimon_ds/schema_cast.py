@@ -614,7 +614,9 @@ def _is_numeric(s: str) -> bool:
     return bool(s) and all("0" <= c <= "9" for c in s)  # commons' StringUtils.isNumeric (ASCII digits)
 
 
-def _string_to_date(col: pa.Array, src: DataType, dst: DataType, zone: str) -> pa.Array:
+def _parse_day_values(col: pa.Array, parse: Any, what: str) -> pa.Array:
+    """Strings read as DATE or TIME (int32 days or milliseconds): a plain number is the value itself, as Paimon's
+    string casts take it; anything ``parse`` cannot read fails the read."""
     out = []
     for s in _strings(col):
         if s is None:
@@ -622,15 +624,15 @@ def _string_to_date(col: pa.Array, src: DataType, dst: DataType, zone: str) -> p
         elif _is_numeric(s):
             out.append(_parse_integral(s, 32))
         else:
-            days = _parse_date(s)
-            if days is None:
-                raise CastError(f"cannot read {s!r} as DATE")
-            out.append(days)
-    return pa.array(out, pa.int32()).cast(pa.date32())
+            value = parse(s)
+            if value is None:
+                raise CastError(f"cannot read {s!r} as {what}")
+            out.append(value)
+    return pa.array(out, pa.int32())
 
 
-def _is_integer(s: str) -> bool:
-    return bool(s) and all("0" <= c <= "9" for c in s)
+def _string_to_date(col: pa.Array, src: DataType, dst: DataType, zone: str) -> pa.Array:
+    return _parse_day_values(col, _parse_date, "DATE").cast(pa.date32())
 
 
 def _parse_date(s: str) -> int | None:
@@ -641,7 +643,7 @@ def _parse_date(s: str) -> int | None:
     parts = s.split("-", 2) if "-" in s else [s]
     if len(parts) == 3 and "-" in parts[2]:
         return None
-    if not all(_is_integer(p.strip()) for p in parts):
+    if not all(_is_numeric(p.strip()) for p in parts):
         return None
     y, m, d = (int(p.strip()) for p in parts + ["1"] * (3 - len(parts)))
     month_days = [31, 29 if (y % 400 == 0 or (y % 4 == 0 and y % 100 != 0)) else 28, 31, 30, 31, 30, 31, 31, 30,
@@ -659,23 +661,12 @@ def _julian(year: int, month: int, day: int) -> int:
 
 
 def _string_to_time(col: pa.Array, src: DataType, dst: DataType, zone: str) -> pa.Array:
-    out = []
-    for s in _strings(col):
-        if s is None:
-            out.append(None)
-        elif _is_numeric(s):
-            out.append(_parse_integral(s, 32))
-        else:
-            ms = _parse_time(s)
-            if ms is None:
-                raise CastError(f"cannot read {s!r} as TIME")
-            out.append(ms)
-    return pa.array(out, pa.int32()).cast(pa.time32("ms"))
+    return _parse_day_values(col, _parse_time, "TIME").cast(pa.time32("ms"))
 
 
 def _java_int(text: str) -> int | None:
     text = text.strip()
-    return int(text) if _is_integer(text) and int(text) < 1 << 31 else None
+    return int(text) if _is_numeric(text) and int(text) < 1 << 31 else None
 
 
 def _parse_time(v: str) -> int | None:

@@ -288,6 +288,20 @@ def to_arrow_schema(fields: list[DataField] | tuple[DataField, ...]) -> pa.Schem
     return pa.schema(out)
 
 
+def any_leaf_type(t: pa.DataType, predicate: Any) -> bool:
+    """Whether ``predicate`` holds for ``t`` or any type nested in it (struct fields, map keys and items, list
+    elements)."""
+    if predicate(t):
+        return True
+    if pa.types.is_struct(t):
+        return any(any_leaf_type(f.type, predicate) for f in t)
+    if pa.types.is_map(t):
+        return any_leaf_type(t.key_type, predicate) or any_leaf_type(t.item_type, predicate)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return any_leaf_type(t.value_type, predicate)
+    return False
+
+
 def is_variant(t: pa.DataType) -> bool:
     """Whether an Arrow struct is a VARIANT's (value and metadata bytes, as pypaimon and Spark give one)."""
     return pa.types.is_struct(t) and t.num_fields == 2 and {f.name for f in t} == {"value", "metadata"} and all(

@@ -20,7 +20,7 @@ def _missing(block_codec: Any) -> bool:
     return block_codec is None or getattr(block_codec, "__name__", "") == "missing"
 
 
-def _snappy_length(data: bytes) -> int:
+def snappy_length(data: bytes) -> int:
     """The uncompressed length a raw snappy block starts with (a little-endian base-128 varint)."""
     length = shift = 0
     for i, byte in enumerate(data[:5]):
@@ -49,7 +49,7 @@ def snappy_read_block(decoder: Any) -> BytesIO:
     length = decoder.read_long()
     data = decoder.read_fixed(length - 4)
     decoder.read_fixed(4)  # CRC32 of the uncompressed block, which Avro readers need not check
-    return BytesIO(pa.decompress(data, decompressed_size=_snappy_length(data), codec="snappy", asbytes=True))
+    return BytesIO(pa.decompress(data, decompressed_size=snappy_length(data), codec="snappy", asbytes=True))
 
 
 def snappy_write_block(encoder: Any, block: bytes, level: int | None) -> None:

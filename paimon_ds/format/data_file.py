@@ -42,6 +42,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..types import any_leaf_type, is_variant
 from .avro_codecs import ensure_avro_codecs
 
 ensure_avro_codecs()  # snappy and zstd Avro where fastavro runs without its compiled codecs (Spark Connect)
@@ -144,7 +145,6 @@ class _ParquetReader(DataFileReader):
         self._types = types or {}
 
     def iter_batches(self, columns: Sequence[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
-        from ..types import is_variant
         for c in columns:
             if getattr(self._types.get(c), "root", None) == "VARIANT" and not is_variant(
                     self._file.schema_arrow.field(c).type):
@@ -611,15 +611,7 @@ def _avro_records(data: pa.Table, schema: dict[str, Any]) -> list[dict[str, Any]
 
 def _has_nanos(t: pa.DataType) -> bool:
     """Whether a (possibly nested) type holds nanosecond timestamps (Paimon's TIMESTAMP(7..9))."""
-    if pa.types.is_timestamp(t):
-        return t.unit == "ns"
-    if pa.types.is_struct(t):
-        return any(_has_nanos(f.type) for f in t)
-    if pa.types.is_map(t):
-        return _has_nanos(t.key_type) or _has_nanos(t.item_type)
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return _has_nanos(t.value_type)
-    return False
+    return any_leaf_type(t, lambda leaf: pa.types.is_timestamp(leaf) and leaf.unit == "ns")
 
 
 def _leaf_types(t: pa.DataType, leaf: Any) -> pa.DataType:

@@ -39,6 +39,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..types import ArrayType, MapType, MultisetType, RowType, any_leaf_type
+from .avro_codecs import snappy_length
+
 KIND_STRUCT, KIND_LIST, KIND_MAP, KIND_UNION = 12, 10, 11, 13
 KIND_TIMESTAMP, KIND_CHAR = 9, 17
 _NANOS = 1_000_000_000
@@ -117,13 +120,25 @@ def _decompress(data: bytes, codec: str | None, block_size: int) -> bytes:
         elif codec == "zstd":
             out.append(pa.CompressedInputStream(pa.BufferReader(chunk), "zstd").read())
         elif codec == "snappy":
-            from .avro_codecs import _snappy_length
-            out.append(pa.decompress(chunk, decompressed_size=_snappy_length(chunk), codec="snappy", asbytes=True))
+            out.append(pa.decompress(chunk, decompressed_size=snappy_length(chunk), codec="snappy", asbytes=True))
         elif codec == "lz4":
             out.append(_lz4_block(chunk))
         else:
             raise ValueError(f"ORC compression {codec} is not supported")
     return b"".join(out)
+
+
+def _lz4_length(data: bytes, pos: int, length: int) -> tuple[int, int]:
+    """An LZ4 sequence's length nibble extended by the bytes after a full nibble (each 255 adds and goes on), and
+    the position after them."""
+    if length == 15:
+        while True:
+            b = data[pos]
+            pos += 1
+            length += b
+            if b != 255:
+                break
+    return length, pos
 
 
 def _lz4_block(data: bytes) -> bytes:
@@ -133,28 +148,14 @@ def _lz4_block(data: bytes) -> bytes:
     while pos < len(data):
         token = data[pos]
         pos += 1
-        length = token >> 4
-        if length == 15:
-            while True:
-                b = data[pos]
-                pos += 1
-                length += b
-                if b != 255:
-                    break
+        length, pos = _lz4_length(data, pos, token >> 4)
         out += data[pos:pos + length]
         pos += length
         if pos >= len(data):
             break  # the last sequence has literals only
         offset = data[pos] | data[pos + 1] << 8
         pos += 2
-        length = token & 15
-        if length == 15:
-            while True:
-                b = data[pos]
-                pos += 1
-                length += b
-                if b != 255:
-                    break
+        length, pos = _lz4_length(data, pos, token & 15)
         start = len(out) - offset
         for i in range(length + 4):  # a match may overlap what it copies
             out.append(out[start + i])
@@ -220,17 +221,8 @@ def column_kinds(tail: OrcTail, names: list[str]) -> dict[str, int]:
 
 def needs_tail(schema: pa.Schema) -> bool:
     """Whether columns of these Arrow types may need a correction (strings: CHAR; zone-less timestamps)."""
-    def walk(t: pa.DataType) -> bool:
-        if pa.types.is_string(t) or (pa.types.is_timestamp(t) and t.tz is None):
-            return True
-        if pa.types.is_struct(t):
-            return any(walk(f.type) for f in t)
-        if pa.types.is_map(t):
-            return walk(t.key_type) or walk(t.item_type)
-        if pa.types.is_list(t) or pa.types.is_large_list(t):
-            return walk(t.value_type)
-        return False
-    return any(walk(f.type) for f in schema)
+    return any(any_leaf_type(f.type, lambda t: pa.types.is_string(t) or (pa.types.is_timestamp(t) and t.tz is None))
+               for f in schema)
 
 
 def has_kind(tail: OrcTail, type_id: int, kinds: tuple[int, ...]) -> bool:
@@ -274,7 +266,6 @@ _UTC1900 = -2208988800  # 1900-01-01T00:00:00Z, where the zone tables of Java's 
 
 def has_char(t: Any) -> bool:
     """Whether a Paimon type is or holds a CHAR."""
-    from ..types import ArrayType, MapType, MultisetType, RowType
     if isinstance(t, RowType):
         return any(has_char(f.type) for f in t.fields)
     if isinstance(t, MapType):
@@ -287,7 +278,6 @@ def has_char(t: Any) -> bool:
 def trim_chars(arr: pa.Array, t: Any) -> pa.Array:
     """The values of a column of Paimon type ``t`` with every CHAR right-trimmed of spaces, as Java's ORC reader
     gives a CHAR column (it pads what it writes; it trims whether the file's ORC type is CHAR or STRING)."""
-    from ..types import ArrayType, MapType, MultisetType, RowType
     if not has_char(t):
         return arr
     mask = arr.is_null() if arr.null_count else None
