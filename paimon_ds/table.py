@@ -16,6 +16,10 @@ from .snapshot import Snapshot, SnapshotManager
 from .storage import split_storage
 from .types import SchemaError
 
+# Old schemas of tables, per process (Spark reuses Python workers). The key includes the latest schema's creation
+# time: a table dropped and created again at the same path gets new entries.
+_old_schemas: dict[tuple[str, int, int], TableSchema] = {}
+
 
 class TableNotFound(FileNotFoundError):
     """No Paimon table at the given path."""
@@ -224,6 +228,15 @@ class Table:
             from .operation.fallback import load_fallback
             self._fallback = (load_fallback(self),)
         return self._fallback[0]
+
+    def schema_by_id(self, schema_id: int) -> TableSchema:
+        """The schema a file or snapshot was written under (older ones read once per process)."""
+        if schema_id == self.schema.id:
+            return self.schema
+        key = (self.schema_manager.dir, schema_id, self.schema.time_millis)
+        if key not in _old_schemas:
+            _old_schemas[key] = self.schema_manager.schema(schema_id)
+        return _old_schemas[key]
 
     def latest_snapshot(self) -> Snapshot | None:
         return self.snapshot_manager.latest()

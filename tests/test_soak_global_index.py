@@ -23,10 +23,10 @@ import pytest
 
 from paimon_ds import Table
 from paimon_ds.format.binary_row import serialize_row
+from paimon_ds.io.names import DataFileNamer
 from paimon_ds.mergetree.files import KeyValueFileWriter
 from paimon_ds.mergetree.kv import DELETE, KeyValueLayout
 from paimon_ds.operation.messages import CommitMessage
-from paimon_ds.operation.write import DataFileNamer
 from tests.index.test_global_index import SCHEMA, create_table
 
 pytestmark = pytest.mark.soak

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..fs import FileIO
 from ..index.hash_index import IndexFileNamer
-from ..index.manifest import DELETION_VECTORS_INDEX, IndexFileMeta
+from ..index.manifest import DELETION_VECTORS_INDEX, IndexFileMeta, IndexManifestFile
 from ..index.paths import index_file_path, new_index_file_path
 from . import roaring
 
@@ -136,3 +136,14 @@ def write_index_file(table: Table, partition: bytes, bucket: int, vectors: Mappi
     data = b"".join(chunks)
     table.io.write_bytes(path, data)
     return IndexFileMeta(DELETION_VECTORS_INDEX, name, len(data), len(ranges), tuple(ranges), external)
+
+
+def dv_index_files(table: Table, snapshot) -> dict[tuple[bytes, int], list[IndexFileMeta]]:
+    """(partition, bucket) -> its DELETION_VECTORS index files at ``snapshot``."""
+    out: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
+    if snapshot is None or not snapshot.index_manifest:
+        return out
+    for e in IndexManifestFile(table.io, table.root).read(snapshot.index_manifest):
+        if e.index_file.index_type == DELETION_VECTORS_INDEX:
+            out.setdefault((e.partition, e.bucket), []).append(e.index_file)
+    return out

@@ -470,8 +470,6 @@ class IndexBootstrap:
     """The (key, partition, bucket) of every live row of the table's latest snapshot (IndexBootstrap.java)."""
 
     def __init__(self, table: Table, clock: Callable[[], float] = time.time) -> None:
-        from ..operation.scan import _load_schema
-        self._load_schema = _load_schema
         self.table = table
         schema = table.schema
         self.schema = schema
@@ -543,7 +541,7 @@ class IndexBootstrap:
 
     def _read_keys(self, path: str, schema_id: int, size: int | None = None) -> Iterator[pa.Table]:
         """A KV file's key, sequence and kind columns (and sequence.field columns), matched by field id."""
-        file_schema = self._load_schema(self.table, schema_id)
+        file_schema = self.table.schema_by_id(schema_id)
         by_id = {f.id: f.name for f in file_schema.fields}
         sources: list[str | None] = [KEY_PREFIX + by_id[f.id] if f.id in by_id else None
                                      for f in self.layout.key_fields]

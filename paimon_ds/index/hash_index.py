@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..fs import FileIO
-from ..operation.names import FileNamer
+from ..io.names import FileNamer
 from .manifest import HASH_INDEX, IndexFileMeta
 from .paths import index_file_path, new_index_file_path
 

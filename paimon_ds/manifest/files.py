@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 from ..format.avro_codecs import ensure_avro_codecs
 from ..format.binary_row import deserialize_row, serialize_row
 from ..fs import FileIO
-from ..operation.names import FileNamer
+from ..io.names import FileNamer
 from ..types import DataType
 from .meta import FileKind, ManifestEntry, ManifestFileMeta, SimpleStats
 

@@ -12,14 +12,14 @@ import pyarrow as pa
 from ..format.binary_row import serialize_arrow_row
 from ..format.data_file import open_data_file
 from ..format.stats import StatsCollector
+from ..io.data_files import DataFileSink
 from ..manifest.meta import DataFileMeta, FileSource
-from ..operation.write import ParquetSink
 from ..schema_cast import cast_column
 from ..types import conform_array
 from .kv import DELETE, KEY_PREFIX, KIND, SEQ, UPDATE_BEFORE, KeyValueLayout
 
 if TYPE_CHECKING:
-    from ..operation.write import DataFileNamer
+    from ..io.names import DataFileNamer
     from ..table import Table
 
 
@@ -56,7 +56,7 @@ class KeyValueFileWriter:
         self._reset_file()
 
     def _reset_file(self) -> None:
-        self._file: ParquetSink | None = None
+        self._file: DataFileSink | None = None
         self._rows = 0
         self._deletes = 0
         self._min_seq: int | None = None
@@ -85,7 +85,7 @@ class KeyValueFileWriter:
         data = pa.concat_tables(self._pending).cast(self.kv_schema)
         self._pending, self._pending_bytes = [], 0
         if self._file is None:
-            self._file = ParquetSink(self.table, self.directory, self.namer, self.kv_schema, self.dictionary_columns,
+            self._file = DataFileSink(self.table, self.directory, self.namer, self.kv_schema, self.dictionary_columns,
                                      level=self.level)
             self.written_paths.append(self._file.path)
             self._first_key = [data.column(i).slice(0, 1) for i in range(self.n_keys)]
@@ -144,10 +144,9 @@ def dictionary_columns(kv_schema: pa.Schema, layout: KeyValueLayout) -> list[str
 def read_kv_file(table: Table, path: str, schema_id: int, batch_rows: int = 65536,
                  size: int | None = None) -> Iterator[pa.Table]:
     """A kv file's rows in the current kv layout (columns matched by field id for evolved schemas)."""
-    from ..operation.scan import _load_schema
     layout = KeyValueLayout(table.schema)
     target = layout.arrow_schema()
-    file_schema = table.schema if schema_id == table.schema.id else _load_schema(table, schema_id)
+    file_schema = table.schema_by_id(schema_id)
     by_id = {f.id: f.name for f in file_schema.fields}
     # value columns whose type was altered since the file was written: read with Paimon's casts
     n_head = len(layout.key_columns) + 2

@@ -32,7 +32,7 @@ from .kv import KeyValueLayout
 from .merge import FirstRow, MergeEngine, merge_sorted_runs
 
 if TYPE_CHECKING:
-    from ..operation.write import DataFileNamer
+    from ..io.names import DataFileNamer
     from ..table import Table
 
 SPILL_BATCH_ROWS = 65536

@@ -15,7 +15,10 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from ..deletionvectors.index_file import dv_index_files
 from ..deletionvectors.maintainer import DeletionVectorsMaintainer, dv_enabled
+from ..io.data_files import RollingFileWriter
+from ..io.names import DataFileNamer
 from ..manifest.meta import DataFileMeta, FileSource
 from ..mergetree.compact import CompactionOptions, UniversalCompaction, sorted_runs
 from ..mergetree.merge import FirstRow, merge_engine
@@ -26,7 +29,6 @@ from ..snapshot import BATCH_COMMIT_IDENTIFIER
 from .messages import CommitMessage
 from .scan import TableScan
 from .tracking_compact import TrackedFileWriter, in_row_id_order
-from .write import DataFileNamer, RollingFileWriter
 
 if TYPE_CHECKING:
     from ..table import Table
@@ -82,7 +84,7 @@ def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int
     strategy = UniversalCompaction(opts)
     tasks = []
     force_up = bool(table.schema.primary_keys) and isinstance(merge_engine(table.schema, table.options), FirstRow)
-    dv_files = _dv_index_files(table, scan.snapshot) if dv_enabled(table) else None
+    dv_files = dv_index_files(table, scan.snapshot) if dv_enabled(table) else None
     for (partition, bucket), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         if only is not None and (partition, bucket) not in only:
             continue
@@ -179,18 +181,6 @@ def run_compaction(table: Table, task: BucketTask, full: bool) -> CommitMessage:
     return CommitMessage(task.partition, task.bucket, task.total_buckets, [], task.partition_path,
                          compact_before=before, compact_after=after, new_index_files=new_dvs,
                          deleted_index_files=old_dvs)
-
-
-def _dv_index_files(table: Table, snapshot) -> dict[tuple[bytes, int], list]:
-    """(partition, bucket) -> its DELETION_VECTORS index files at ``snapshot``."""
-    from ..index.manifest import DELETION_VECTORS_INDEX, IndexManifestFile
-    out: dict[tuple[bytes, int], list] = {}
-    if snapshot is None or not snapshot.index_manifest:
-        return out
-    for e in IndexManifestFile(table.io, table.root).read(snapshot.index_manifest):
-        if e.index_file.index_type == DELETION_VECTORS_INDEX:
-            out.setdefault((e.partition, e.bucket), []).append(e.index_file)
-    return out
 
 
 def compact_in_process(table: Table, buckets: set[tuple[bytes, int]] | None, full: bool = False,

@@ -18,7 +18,7 @@ from ..row_tracking import SYSTEM_COLUMNS, columns_requested, row_tracking_enabl
 from ..schema_cast import cast_column
 from ..types import conform_array
 from .evolution import RowTrackingRead, needs_tracking_read
-from .scan import Split, _load_schema
+from .scan import Split
 
 if TYPE_CHECKING:
     from ..table import Table
@@ -189,7 +189,7 @@ class TableRead:
     def _read_file(self, path: str, schema_id: int, size: int | None = None,
                    deleted: np.ndarray | None = None) -> Iterator[pa.RecordBatch]:
         """``deleted``: the file's deleted row positions (its deletion vector), dropped before filtering."""
-        file_schema = _load_schema(self.table, schema_id)
+        file_schema = self.table.schema_by_id(schema_id)
         file_names = {f.id: f.name for f in file_schema.fields}
         file_types = {f.id: f.type for f in file_schema.fields}  # a column's type when the file was written
         wanted = [(f, file_names.get(f.id)) for f in self.fields]

@@ -183,7 +183,7 @@ class TableScan:
     def _schema(self, schema_id: int) -> TableSchema:
         if schema_id == self.schema.id:
             return self.schema
-        return _load_schema(self.table, schema_id)
+        return self.table.schema_by_id(schema_id)
 
     # ---------------------------------------------------------------- splits
     def plan(self) -> list[Split]:
@@ -283,18 +283,3 @@ def _stats_lookup(stats: SimpleStats, names: list[str], types: list, row_count: 
         # partition null counts count manifest entries, not rows: usable only as "some are null"
         return mins[i], maxs[i], (None if nulls else 0), row_count
     return lookup
-
-
-# Old schemas of a table, per process (Spark reuses Python workers). The key includes the latest
-# schema's creation time: a table dropped and created again at the same path gets new entries.
-_schema_cache: dict[tuple[str, int, int], TableSchema] = {}
-
-
-def _load_schema(table: Table, schema_id: int) -> TableSchema:
-    if schema_id == table.schema.id:
-        return table.schema
-    manager = table.schema_manager
-    key = (manager.dir, schema_id, table.schema.time_millis)
-    if key not in _schema_cache:
-        _schema_cache[key] = manager.schema(schema_id)
-    return _schema_cache[key]

@@ -19,10 +19,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..format.stats import StatsCollector
+from ..io.data_files import DataFileSink
+from ..io.names import DataFileNamer
 from ..manifest.meta import DataFileMeta, FileSource
 from ..row_tracking import ROW_ID, SEQUENCE_NUMBER, SYSTEM_COLUMNS, system_fields
 from ..types import DataType
-from .write import DataFileNamer, ParquetSink
 
 if TYPE_CHECKING:
     from ..table import Table
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class _OpenFile:
-    sink: ParquetSink
+    sink: DataFileSink
     stats: StatsCollector
     rows: int = 0
     ids: list[np.ndarray] = field(default_factory=list)
@@ -71,7 +72,7 @@ class TrackedFileWriter:
         data = pa.Table.from_batches(self.pending).cast(self.schema)
         self.pending, self.pending_bytes = [], 0
         if self._open is None:
-            sink = ParquetSink(self.table, self.directory, self.namer, self.schema)
+            sink = DataFileSink(self.table, self.directory, self.namer, self.schema)
             self.paths.append(sink.path)
             self._open = _OpenFile(sink, StatsCollector(self.types, self.stats_mode))
         f = self._open

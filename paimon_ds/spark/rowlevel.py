@@ -176,7 +176,7 @@ def _delete_with_vectors(spark: SparkSession, table: Table, snapshot: Snapshot, 
     (no file is rewritten), as Paimon's Spark DELETE does with deletion vectors enabled."""
     import numpy as np
 
-    from ..deletionvectors.maintainer import append_deletions
+    from ..operation.delete_rows import append_deletions
     rows = (_target(spark, table, snapshot, file_column=True, position_column=True).where(_holds(condition))
             .select(FILE_COLUMN, POSITION_COLUMN))
     hits = rows.toArrow()

@@ -9,9 +9,10 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
+from ..io.names import job_file_prefix, new_job_prefix
 from ..mergetree.files import MAX_WRITE_TASKS
 from ..operation.messages import CommitMessage
-from ..operation.write import BucketRestore, job_file_prefix, new_job_prefix
+from ..operation.write import BucketRestore
 from ..options import OptionError, parse_bool, parse_list
 from ..table import Table
 from .source import (

@@ -39,11 +39,12 @@ from paimon_ds.index.global_index import (
     parse_duration_seconds,
     row_channels,
 )
+from paimon_ds.io.names import DataFileNamer
 from paimon_ds.mergetree.kv import ROW_KINDS
 from paimon_ds.mergetree.merge import merge_engine
 from paimon_ds.mergetree.writer import MergeTreeWriter
 from paimon_ds.operation.messages import CommitMessage
-from paimon_ds.operation.write import BucketRestore, DataFileNamer
+from paimon_ds.operation.write import BucketRestore
 from paimon_ds.options import table_options
 from paimon_ds.schema import SchemaManager, TableSchema
 from paimon_ds.types import SchemaError

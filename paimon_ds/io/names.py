@@ -1,4 +1,5 @@
-"""Names of the files a write makes: `<kind>-<uuid>-<n><suffix>`, one uuid per writer, as Paimon's path factories."""
+"""Names of the files a write makes: `<kind>-<uuid>-<n><suffix>`, one uuid per writer, as Paimon's path factories,
+and the job prefix that finds every file of a failed job by name."""
 
 from __future__ import annotations
 
@@ -29,3 +30,24 @@ class FileNamer:
         name = f"{self.kind}-{self.uuid}-{self.count}{self.suffix if suffix is None else suffix}"
         self.count += 1
         return name
+
+
+class DataFileNamer(FileNamer):
+    """`data-<uuid>-<n>.parquet`, one uuid per write task as Paimon's DataFilePathFactory (see FileNamer)."""
+
+    def __init__(self, job_prefix: str | None = None) -> None:
+        super().__init__(job_prefix, "data", ".parquet")
+
+    def changelog_namer(self) -> FileNamer:
+        """`changelog-<uuid>-<n>.parquet`: the same uuid (and job prefix), Paimon's changelog file names."""
+        return self.sibling("changelog")
+
+
+def new_job_prefix() -> str:
+    """12 random hex digits that name every data file of one job (see DataFileNamer)."""
+    return uuid.uuid4().hex[:12]
+
+
+def job_file_prefix(job_prefix: str) -> tuple[str, ...]:
+    """The starts of the names of every data, changelog and index file written with ``job_prefix``."""
+    return tuple(f"{kind}-{job_prefix[:8]}-{job_prefix[8:12]}-" for kind in ("data", "changelog", "index"))
