@@ -21,12 +21,17 @@ import sys
 from collections import defaultdict
 from collections.abc import Sequence
 
+from . import procedures
+from .format.partition import partition_filter
+from .mergetree.compact import sorted_runs
+from .operation import maintenance as m
+from .operation.compact import compact_in_process
+from .operation.scan import TableScan
+from .options import parse_duration_ms
 from .table import Table
 
 
 def _describe(table: Table) -> str:
-    from .mergetree.compact import sorted_runs
-    from .operation.scan import TableScan
     sm = table.snapshot_manager
     title = f"table {table.path}" + (f" (branch {table.branch})" if table.branch != "main" else "")
     lines = [title, "  columns: " + ", ".join(f"{f.name} {f.type.sql()}" for f in table.schema.fields)]
@@ -65,8 +70,6 @@ def _progress(done: int, total: int, what: str) -> None:
 
 
 def _compact(table: Table, full: bool, partitions: str | None) -> str:
-    from .format.partition import partition_filter
-    from .operation.compact import compact_in_process
     done = [0]
 
     def progress(n: int, total: int) -> None:
@@ -81,9 +84,6 @@ def _compact(table: Table, full: bool, partitions: str | None) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from . import procedures
-    from .operation import maintenance as m
-    from .options import parse_duration_ms
     parser = argparse.ArgumentParser(prog="paimon-ds", description="Maintain Apache Paimon tables (no Spark needed).")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--branch", help="work on this branch of the table (default: main)")

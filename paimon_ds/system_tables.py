@@ -31,8 +31,7 @@ import pyarrow as pa
 from .format.binary_row import deserialize_row
 from .format.partition import partition_path
 from .manifest.files import ManifestFile, ManifestList
-from .manifest.meta import DataFileMeta, ManifestEntry, ManifestFileMeta
-from .operation.commit import live_entries
+from .manifest.meta import DataFileMeta, ManifestEntry, ManifestFileMeta, live_entries
 from .schema import TableSchema
 from .snapshot import Snapshot
 from .types import DataField, DataType

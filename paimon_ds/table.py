@@ -10,7 +10,15 @@ import pyarrow as pa
 
 from .branch import MAIN_BRANCH, BranchError, BranchManager, branch_path, normalize_branch
 from .fs import FileIO
+from .index.paths import check_job_option
+from .operation.commit import TableCommit
+from .operation.compact import compact_in_process
+from .operation.fallback import load_fallback
+from .operation.read import TableRead
+from .operation.scan import TableScan
+from .operation.write import TableWrite
 from .options import OptionError, Options, parse_bool, parse_list, table_options, validate
+from .row_tracking import check_table
 from .schema import SchemaManager, TableSchema
 from .snapshot import Snapshot, SnapshotManager
 from .storage import split_storage
@@ -34,7 +42,6 @@ class Table:
         self.storage_options = storage_options
         self.schema = schema
         self.dynamic_options = dict(dynamic_options or {})
-        from .index.paths import check_job_option
         check_job_option(schema.options, self.dynamic_options)
         self.options = Options(schema.options).with_overrides(self.dynamic_options)
         # the branch read and written (option `branch`): its own schema/, snapshot/ and tag/ directories
@@ -125,7 +132,6 @@ class Table:
 
     def check_writable(self) -> None:
         """Refuse, before any data is written, a table layout this version cannot write correctly."""
-        from .row_tracking import check_table
         check_table(self)  # row-tracking / data-evolution tables: Paimon's rules
         schema = self.schema
         from .format.data_file import check_format_types
@@ -225,7 +231,6 @@ class Table:
         """The branch `scan.fallback-branch` names, as a batch read of this table sees it (its partitions that
         this branch lacks are read from there); None without the option."""
         if self._fallback is None:
-            from .operation.fallback import load_fallback
             self._fallback = (load_fallback(self),)
         return self._fallback[0]
 
@@ -256,23 +261,25 @@ class Table:
         return sm.latest()
 
     # ------------------------------------------------------------------ operations
-    def new_write(self, commit_user: str | None = None, job_prefix: str | None = None, **kwargs: Any):
+    def reload(self, options: Mapping[str, str] | None = None) -> Table:
+        """The same table as stored now (its latest schema), with ``options`` (default: this one's) as its
+        per-job options."""
+        return Table.load(self.path, self.dynamic_options if options is None else options, self.storage_options)
+
+    def new_write(self, commit_user: str | None = None, job_prefix: str | None = None, **kwargs: Any) -> TableWrite:
         """A TableWrite (kwargs: restore, task, clustered; see operation.write.TableWrite)."""
-        from .operation.write import TableWrite
         return TableWrite(self, commit_user, job_prefix, **kwargs)
 
-    def new_commit(self, commit_user: str | None = None):  # -> TableCommit
-        from .operation.commit import TableCommit
-        return TableCommit(self, commit_user)
+    def new_commit(self, commit_user: str | None = None) -> TableCommit:
+        # a commit that leaves level-0 files readers skip (first-row, deletion vectors) compacts them up here
+        return TableCommit(self, commit_user, lambda buckets: compact_in_process(self, buckets))
 
-    def new_scan(self, predicate=None):  # -> TableScan
-        from .operation.scan import TableScan
+    def new_scan(self, predicate=None) -> TableScan:
         return TableScan(self, predicate)
 
     def new_read(self, read_schema: pa.Schema | None = None, predicate=None,
                  row_kind_column: str | None = None, file_column: str | None = None,
-                 position_column: str | None = None):  # -> TableRead
-        from .operation.read import TableRead
+                 position_column: str | None = None) -> TableRead:
         return TableRead(self, read_schema, predicate, row_kind_column, file_column, position_column)
 
     def to_arrow(self, predicate=None) -> pa.Table:

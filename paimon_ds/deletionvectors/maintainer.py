@@ -15,8 +15,9 @@ import numpy as np
 import pyarrow as pa
 
 from ..index.hash_index import IndexFileNamer
-from ..index.manifest import IndexFileMeta
+from ..index.manifest import DELETION_VECTORS_INDEX, IndexFileMeta, IndexManifestEntry, IndexManifestFile
 from ..index.paths import index_file_path
+from ..manifest.meta import FileKind
 from .index_file import read_index_file, write_index_file
 
 if TYPE_CHECKING:
@@ -96,8 +97,6 @@ def drop_vectors_of(table: Table, snapshot, removed: list) -> list:
     """Index manifest changes that drop the deletion vectors of data files a commit removes (manifest
     entries ``removed``, as of ``snapshot``): each index file holding one is replaced by a new file with
     the rest of its vectors (none if no vector is left)."""
-    from ..index.manifest import DELETION_VECTORS_INDEX, IndexManifestEntry, IndexManifestFile
-    from ..manifest.meta import FileKind
     if not dv_enabled(table) or snapshot is None or not snapshot.index_manifest or not removed:
         return []
     gone = {(e.partition, e.bucket, e.file.file_name) for e in removed}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
@@ -117,6 +118,17 @@ class ManifestEntry:
     def from_avro(r: dict[str, Any]) -> ManifestEntry:
         return ManifestEntry(FileKind(r["_KIND"]), r["_PARTITION"], r["_BUCKET"], r["_TOTAL_BUCKETS"],
                              DataFileMeta.from_avro(r["_FILE"]))
+
+
+def live_entries(entries: Iterable[ManifestEntry]) -> dict[tuple, ManifestEntry]:
+    """Apply ADD/DELETE entries in order: the files that remain, by identifier."""
+    live: dict[tuple, ManifestEntry] = {}
+    for e in entries:
+        if e.kind == FileKind.ADD:
+            live[e.identifier] = e
+        else:
+            live.pop(e.identifier, None)
+    return live
 
 
 @dataclass(frozen=True)

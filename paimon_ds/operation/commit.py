@@ -18,11 +18,19 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..deletionvectors.maintainer import drop_vectors_of
 from ..index.hash_index import IndexFileNamer, merge_hashes, read_hash_index, unique_sorted
-from ..index.manifest import HASH_INDEX, IndexFileMeta, IndexManifestEntry, IndexManifestFile, combine
+from ..index.manifest import (
+    DELETION_VECTORS_INDEX,
+    HASH_INDEX,
+    IndexFileMeta,
+    IndexManifestEntry,
+    IndexManifestFile,
+    combine,
+)
 from ..index.paths import in_data_dir, index_file_path
 from ..manifest.files import ManifestFile, ManifestList
-from ..manifest.meta import FileKind, ManifestEntry, ManifestFileMeta
+from ..manifest.meta import FileKind, ManifestEntry, ManifestFileMeta, live_entries
 from ..row_tracking import assign_row_tracking, row_tracking_enabled
 from ..snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from .messages import CommitMessage
@@ -45,20 +53,16 @@ class IndexChange:
     replaced: IndexFileMeta | None
 
 
-def live_entries(entries: Iterable[ManifestEntry]) -> dict[tuple, ManifestEntry]:
-    """Apply ADD/DELETE entries in order: the files that remain, by identifier."""
-    live: dict[tuple, ManifestEntry] = {}
-    for e in entries:
-        if e.kind == FileKind.ADD:
-            live[e.identifier] = e
-        else:
-            live.pop(e.identifier, None)
-    return live
+# compacts the given (partition, bucket)s of a table and commits them (operation.compact's compaction, which
+# commits through this module: the facade hands it in)
+BucketCompactor = Callable[[set[tuple[bytes, int]]], Snapshot | None]
 
 
 class TableCommit:
-    def __init__(self, table: Table, commit_user: str | None = None) -> None:
+    def __init__(self, table: Table, commit_user: str | None = None,
+                 compact_buckets: BucketCompactor | None = None) -> None:
         self.table = table
+        self.compact_buckets = compact_buckets
         self.io = table.io
         prefix = table.options.get("commit.user-prefix")
         self.commit_user = commit_user or ((prefix + "_") if prefix else "") + str(uuid.uuid4())
@@ -112,7 +116,6 @@ class TableCommit:
     @staticmethod
     def _dv_changes(messages: Sequence[CommitMessage]) -> list[IndexManifestEntry]:
         """The deletion-vector index files a compaction replaced (DELETE) and wrote (ADD)."""
-        from ..index.manifest import DELETION_VECTORS_INDEX
         return ([IndexManifestEntry(FileKind.DELETE, m.partition, m.bucket, f) for m in messages
                  for f in m.deleted_index_files if f.index_type == DELETION_VECTORS_INDEX]
                 + [IndexManifestEntry(FileKind.ADD, m.partition, m.bucket, f) for m in messages
@@ -132,8 +135,10 @@ class TableCommit:
                    if any(f.level == 0 and f.file_name not in lifted for f in m.new_files)}
         if not buckets:
             return None
-        from .compact import compact_in_process
-        return compact_in_process(self.table, buckets)
+        if self.compact_buckets is None:
+            raise ValueError(f"a commit to {self.table.path} left level-0 files its readers skip, and this "
+                             "TableCommit has no compaction to lift them: build it with table.new_commit()")
+        return self.compact_buckets(buckets)
 
     def overwrite(self, messages: Sequence[CommitMessage],
                   partitions: set[bytes] | Callable[[bytes], bool] | None = None,
@@ -173,7 +178,6 @@ class TableCommit:
                                  "the table; nothing was changed (run the statement again)")
         deletes = [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
                    for e in (live[n] for n in file_names)]
-        from ..deletionvectors.maintainer import drop_vectors_of
         dv_changes = drop_vectors_of(self.table, latest, deletes)  # the removed files' deletion vectors go too
         try:
             return self._commit(adds, "OVERWRITE", identifier, overwrite=None, fixed_deletes=deletes,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from ..deletionvectors.index_file import dv_index_files
+from ..deletionvectors.index_file import deletion_files, dv_index_files
 from ..deletionvectors.maintainer import DeletionVectorsMaintainer, dv_enabled
 from ..io.data_files import RollingFileWriter
 from ..io.names import DataFileNamer
@@ -27,7 +27,7 @@ from ..options import OptionError
 from ..row_tracking import data_evolution_enabled, row_tracking_enabled, system_fields
 from ..snapshot import BATCH_COMMIT_IDENTIFIER
 from .messages import CommitMessage
-from .scan import TableScan
+from .scan import Split, TableScan
 from .tracking_compact import TrackedFileWriter, in_row_id_order
 
 if TYPE_CHECKING:
@@ -123,8 +123,6 @@ def _bucket_task(table: Table, scan: TableScan, partition: bytes, bucket: int, t
 def run_append_compaction(table: Table, task: BucketTask) -> CommitMessage:
     """Rewrite an append bucket's small files (the task's) into files of the target size. Row-tracking tables'
     rows keep their _ROW_ID and _SEQUENCE_NUMBER (tracking_compact.TrackedFileWriter), in row-id order."""
-    from ..deletionvectors.index_file import deletion_files
-    from .scan import Split
     tracked = row_tracking_enabled(table.options)
     if tracked:
         files = in_row_id_order(task.files)
@@ -192,8 +190,7 @@ def compact_in_process(table: Table, buckets: set[tuple[bytes, int]] | None, ful
     Used after a non-clustered write to a first-row table, whose level-0 files Paimon's readers skip:
     the driver is then the one owner of those buckets' compaction.
     """
-    from ..table import Table as _Table
-    fresh = _Table.load(table.path, table.dynamic_options, table.storage_options)
+    fresh = table.reload()
     tasks = plan_compaction(fresh, full, only=buckets, partitions=partitions)
     if not tasks:
         return None

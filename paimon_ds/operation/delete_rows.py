@@ -9,7 +9,7 @@ import numpy as np
 from ..deletionvectors.index_file import dv_index_files
 from ..deletionvectors.maintainer import DeletionVectorsMaintainer
 from ..index.paths import index_file_path
-from .commit import CommitConflict, TableCommit
+from .commit import CommitConflict
 from .messages import CommitMessage
 from .scan import TableScan
 
@@ -41,7 +41,7 @@ def append_deletions(table: Table, snapshot, deleted: dict[str, np.ndarray], com
             e = by_name[names[0]]
             messages.append(CommitMessage(partition, bucket, e.total_buckets, [], scan.partition_dir(partition),
                                           new_index_files=new, deleted_index_files=old))
-        commit = TableCommit(table, commit_user)
+        commit = table.new_commit(commit_user)
         return commit.commit_deletion_vectors(messages, list(deleted))
     except BaseException:
         for msg in messages:

@@ -38,7 +38,6 @@ PRIMARY_OPTION = "scan.primary-branch"
 
 def load_fallback(table: Table) -> Table | None:
     """The fallback branch of ``table`` as its batch reads see it, or None without `scan.fallback-branch`."""
-    from ..table import Table
     raw = table.options.raw
     if (raw.get(PRIMARY_OPTION) or "").strip():
         raise OptionError(f"{PRIMARY_OPTION} is not supported by this version of paimon_ds (it would read "
@@ -61,7 +60,7 @@ def load_fallback(table: Table) -> Table | None:
     if tag is not None and tag not in manager.snapshots(name).tag_names():
         raise SnapshotNotFound(f"scan.tag-name={tag!r}: tag {tag!r} does not exist in branch {name!r}, the "
                                f"{FALLBACK_OPTION} of {table.path} (Paimon reads the fallback branch at the same tag)")
-    other = Table.load(table.path, options, table.storage_options)
+    other = table.reload(options)
     _check_same_row_type(table, other)
     return other
 
@@ -85,7 +84,6 @@ def column_names(table: Table, other: Table) -> dict[str, str]:
 
 def fallback_splits(scan: TableScan) -> list[Split]:
     """The fallback branch's splits of the partitions the scanned branch lacks (after ``scan`` planned)."""
-    from .scan import TableScan
     table = scan.table
     other = table.fallback_table()
     if other is None:
@@ -98,9 +96,9 @@ def fallback_splits(scan: TableScan) -> list[Split]:
             raise
         return []  # the fallback branch had no snapshot yet at that time
     # the partitions this branch has, by the partition filter only (Paimon's partition listing scan)
-    own = {e.partition for e in TableScan(table, scan.partition_predicate).read_entries(scan.snapshot)}
+    own = {e.partition for e in table.new_scan(scan.partition_predicate).read_entries(scan.snapshot)}
     names = column_names(table, other)
-    splits = [s for s in TableScan(other, rename_fields(scan.predicate, names)).plan_snapshot(None)
+    splits = [s for s in other.new_scan(rename_fields(scan.predicate, names)).plan_snapshot(None)
               if s.partition not in own]
     for s in splits:
         s.branch = other.branch

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..branch import BranchError
+from ..external_paths import path_string
 from ..fs import is_uri
 from ..index.manifest import IndexManifestFile
 from ..index.paths import index_file_rel
-from ..manifest.meta import FileKind, ManifestEntry
+from ..manifest.meta import FileKind, ManifestEntry, live_entries
 from ..options import parse_duration_ms
 from ..snapshot import Snapshot, SnapshotNotFound
-from .commit import live_entries
 from .scan import TableScan
 
 if TYPE_CHECKING:
@@ -98,13 +98,12 @@ class _References:
 def _branch_tables(table: Table) -> list[Table]:
     """``table`` and each other branch of it (main too), opened; raises, before anything is deleted, if one
     cannot be read: it might use any file (Paimon's orphan clean aborts on such a branch too)."""
-    from ..table import Table as TableClass
     out = [table]
     for branch in ["main", *table.branch_manager().branches()]:
         if branch == table.branch:
             continue
         try:
-            out.append(TableClass.load(table.path, {"branch": branch}, table.storage_options))
+            out.append(table.reload({"branch": branch}))
         except (LookupError, ValueError) as e:
             raise BranchError(f"branch {branch!r} of {table.path} cannot be read ({e}), so the files it uses are "
                               "unknown: nothing was deleted; repair or delete the branch first") from e
@@ -273,7 +272,6 @@ def _external_orphans(table: Table, used: _References, before_ms: int) -> list[s
     """Unreferenced files older than ``before_ms`` in the bucket directories (`k=v/.../bucket-N/`) of every
     root of `data-file.external-paths`, as Paimon's orphan clean lists them; by full location. Only the
     table's layout is looked at: a root may hold other tables' files or anything else beside them."""
-    from ..external_paths import path_string
     roots = table.options.get("data-file.external-paths") or []
     if not roots:
         return []

@@ -12,12 +12,19 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from ..deletionvectors.index_file import read_vector
+from ..deletionvectors.maintainer import drop_positions
 from ..format.data_file import open_data_file
+from ..mergetree.compact import sorted_runs
+from ..mergetree.files import read_kv_file
+from ..mergetree.kv import KIND
+from ..mergetree.merge import FirstRow, merge_engine, merge_sorted_runs
 from ..predicate import Predicate
 from ..row_tracking import SYSTEM_COLUMNS, columns_requested, row_tracking_enabled, system_fields
 from ..schema_cast import cast_column
 from ..types import conform_array
 from .evolution import RowTrackingRead, needs_tracking_read
+from .fallback import read_fallback
 from .scan import Split
 
 if TYPE_CHECKING:
@@ -78,7 +85,6 @@ class TableRead:
         """The rows of a split: the merged table contents, or (``delta``) the changes one commit made,
         or (``changelog``) the records of changelog files, each in its row kind."""
         if split.branch is not None and split.branch != self.table.branch:
-            from .fallback import read_fallback
             yield from read_fallback(self, split, delta, changelog)
             return
         if self.tracking is not None:
@@ -123,10 +129,6 @@ class TableRead:
     def _read_kv(self, split: Split, keep_retracts: bool, merge: bool) -> Iterator[pa.RecordBatch]:
         """Merge-on-read of a primary-key bucket: k-way merge of its sorted runs with the merge engine
         (``merge`` False: every record of the files in order, as changelog files are read)."""
-        from ..mergetree.compact import sorted_runs
-        from ..mergetree.files import read_kv_file
-        from ..mergetree.kv import KIND
-        from ..mergetree.merge import FirstRow, merge_engine, merge_sorted_runs
 
         engine = merge_engine(self.table.schema, self.table.options)
 
@@ -257,11 +259,9 @@ def _deleted_positions(table: Table, split: Split, file_name: str) -> np.ndarray
     dv = split.deletion_files.get(file_name) if split.deletion_files else None
     if dv is None:
         return None
-    from ..deletionvectors.index_file import read_vector
     return read_vector(table.io, dv)
 
 
 def _drop_deleted(batches, deleted: np.ndarray | None):
     """Drop the rows at ``deleted`` positions (a file's deletion vector) of a file's consecutive batches."""
-    from ..deletionvectors.maintainer import drop_positions
     return drop_positions(batches, deleted)

@@ -9,17 +9,18 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from ..deletionvectors.index_file import DeletionFile
+from ..deletionvectors.index_file import DeletionFile, deletion_files
 from ..format.binary_row import deserialize_row
 from ..format.partition import partition_path
+from ..index.manifest import DELETION_VECTORS_INDEX, IndexManifestFile
 from ..manifest.files import ManifestFile, ManifestList
-from ..manifest.meta import DataFileMeta, ManifestEntry, ManifestFileMeta, SimpleStats
+from ..manifest.meta import DataFileMeta, ManifestEntry, ManifestFileMeta, SimpleStats, live_entries
 from ..predicate import Predicate, and_all, split_and, test_values
 from ..row_tracking import ROW_ID, data_evolution_enabled, row_tracking_enabled
 from ..schema import TableSchema
 from ..snapshot import Snapshot
-from .commit import live_entries
 from .evolution import file_fields, group_stats, pack_groups, row_id_groups
+from .fallback import fallback_splits
 
 if TYPE_CHECKING:
     from ..table import Table
@@ -191,7 +192,6 @@ class TableScan:
         table's branch lacks from that branch (plan_snapshot alone reads one branch, as streams and jobs do)."""
         splits = self.plan_snapshot(None)
         if self.table.fallback_table() is not None:
-            from .fallback import fallback_splits
             splits += fallback_splits(self)
         return splits
 
@@ -241,8 +241,6 @@ class TableScan:
 
     def _deletion_files(self) -> dict[tuple[bytes, int], dict[str, DeletionFile]]:
         """(partition, bucket) -> data file name -> deletion file, from the snapshot's index manifest."""
-        from ..deletionvectors.index_file import deletion_files
-        from ..index.manifest import DELETION_VECTORS_INDEX, IndexManifestFile
         out: dict[tuple[bytes, int], dict[str, DeletionFile]] = {}
         if self.snapshot is None or not self.snapshot.index_manifest:
             return out

@@ -21,10 +21,13 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..mergetree.compact import CompactionOptions, sorted_runs
 from ..row_tracking import data_evolution_enabled
 from ..snapshot import Snapshot, SnapshotNotFound
 from .commit import CommitConflict
+from .compact import compact_in_process
 from .messages import CommitMessage
+from .scan import TableScan
 
 if TYPE_CHECKING:
     from ..table import Table
@@ -102,8 +105,6 @@ class StreamCommit:
         new_runs = Counter((m.partition, m.bucket) for m in messages for f in m.new_files if f.level == 0)
         if not new_runs:
             return None
-        from ..mergetree.compact import CompactionOptions, sorted_runs
-        from .scan import TableScan
         stop = CompactionOptions.from_options(self.table.options).stop_trigger
         committed: dict[tuple[bytes, int], list] = {}
         for e in TableScan(self.table).read_entries(self.table.latest_snapshot()):
@@ -135,7 +136,6 @@ class StreamCommit:
 
     def _compact_buckets(self, buckets: set[tuple[bytes, int]], identifier: int, full: bool = False
                          ) -> Snapshot | None:
-        from .compact import compact_in_process
         try:
             return compact_in_process(self.table, buckets, full=full,
                                       commit_user=f"{self.commit_user}-compact", identifier=identifier)

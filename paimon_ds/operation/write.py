@@ -18,16 +18,26 @@ from ..external_paths import external_roots
 from ..format.binary_row import serialize_arrow_row
 from ..format.bucket import bucket_ids
 from ..format.partition import partition_path
-from ..index.bucket_assigner import BUCKET_COLUMN, DynamicBucketAssigner, is_dynamic_bucket, key_hashes
+from ..index.bucket_assigner import (
+    BUCKET_COLUMN,
+    DynamicBucketAssigner,
+    is_dynamic_bucket,
+    key_hashes,
+    snapshot_index_entries,
+)
 from ..index.hash_index import HashIndexMaintainer
 from ..index.manifest import IndexFileMeta
 from ..index.snapshot_assigner import SnapshotBucketAssigner
 from ..io.data_files import RollingFileWriter
 from ..io.names import DataFileNamer
 from ..manifest.meta import DataFileMeta
+from ..mergetree.kv import ROW_KINDS
+from ..mergetree.merge import merge_engine
+from ..mergetree.writer import MergeTreeWriter
 from ..options import OptionError
 from ..types import SchemaError, conform_array, nulls_under_required
 from .messages import CommitMessage
+from .scan import TableScan
 
 if TYPE_CHECKING:
     from ..table import Table
@@ -53,7 +63,6 @@ class BucketRestore:
     @staticmethod
     def from_table(table: Table, with_files: bool = False, snapshot_id: int | None = None) -> BucketRestore:
         """At the latest snapshot, or at ``snapshot_id`` (the one a write's bucket assigners read)."""
-        from .scan import TableScan
         if snapshot_id is not None:
             snapshot = table.snapshot_manager.snapshot(snapshot_id)
         else:
@@ -71,7 +80,6 @@ class BucketRestore:
             if restore.files is not None:
                 restore.files.setdefault(key, []).append(e.file)
         if is_dynamic_bucket(table):
-            from ..index.bucket_assigner import snapshot_index_entries
             for ie in snapshot_index_entries(table, snapshot):
                 if (ie.partition, ie.bucket) in restore.index_files:
                     raise ValueError(f"snapshot {snapshot.id} of {table.path} has several hash index files for "
@@ -125,7 +133,6 @@ class TableWrite:
         self.partition_dirs: dict[bytes, str] = {}
         self.primary_key = bool(self.schema.primary_keys)
         if self.primary_key:
-            from ..mergetree.merge import merge_engine
             self.engine = merge_engine(self.schema, table.options)
             self.restore = restore if restore is not None else BucketRestore.from_table(table, with_files=clustered)
             self.task, self.clustered = task, clustered
@@ -259,7 +266,6 @@ class TableWrite:
 
     @staticmethod
     def _parse_kinds(col: pa.Array, what: str) -> np.ndarray:
-        from ..mergetree.kv import ROW_KINDS
         codes = pc.index_in(col, value_set=pa.array(list(ROW_KINDS)))
         if codes.null_count:
             bad = pc.filter(col, codes.is_null()).unique().to_pylist()[:5]
@@ -320,7 +326,6 @@ class TableWrite:
         rel = self.partition_dirs.get(part_key, "")
         directory = f"{self.table.root}/{rel}/bucket-{bucket}" if rel else f"{self.table.root}/bucket-{bucket}"
         if self.primary_key:
-            from ..mergetree.writer import MergeTreeWriter
             key = (part_key, bucket)
             restored = (self.restore.files or {}).get(key, []) if self.compact else []
             writer: Any = MergeTreeWriter(
