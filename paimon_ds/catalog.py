@@ -7,6 +7,7 @@ paimon_ds therefore see the same databases and tables, whoever created them.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -198,7 +199,6 @@ class Catalog:
     def rename_table(self, from_ident: str | Identifier, to_ident: str | Identifier) -> Table:
         """Move a table to another name (or database), as Paimon's filesystem catalog does: by renaming
         its directory (atomic on local disk; object stores copy, so do not rename under writers)."""
-        import os
         src, dst = Identifier.parse(from_ident), Identifier.parse(to_ident)
         if not self.database_exists(src.database) or not self.table_exists(src):
             raise TableNotFound(f"table {src} does not exist in {self.warehouse}")

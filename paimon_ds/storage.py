@@ -128,7 +128,7 @@ def environment_has_credentials(timeout: float = CREDENTIALS_CHECK_SECONDS) -> b
 
     def resolve() -> None:
         try:
-            import botocore.session
+            import botocore.session  # optional and heavy: only S3 jobs that ask about credentials load it
             answer.append(botocore.session.Session().get_credentials() is not None)
         except Exception:  # noqa: BLE001 - a broken profile or config: the job's own requests report it
             answer.append(None)

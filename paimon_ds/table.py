@@ -9,8 +9,12 @@ from typing import Any
 import pyarrow as pa
 
 from .branch import MAIN_BRANCH, BranchError, BranchManager, branch_path, normalize_branch
+from .format.data_file import check_format_types
 from .fs import FileIO
+from .index.bucket_assigner import max_buckets, target_row_num
 from .index.paths import check_job_option
+from .mergetree.kv import KeyValueLayout
+from .mergetree.merge import merge_engine
 from .operation.commit import TableCommit
 from .operation.compact import compact_in_process
 from .operation.fallback import load_fallback
@@ -22,7 +26,7 @@ from .row_tracking import check_table
 from .schema import SchemaManager, TableSchema
 from .snapshot import Snapshot, SnapshotManager
 from .storage import split_storage
-from .types import SchemaError
+from .types import SchemaError, fields_from_arrow, same_type_ignoring_nullability
 
 # Old schemas of tables, per process (Spark reuses Python workers). The key includes the latest schema's creation
 # time: a table dropped and created again at the same path gets new entries.
@@ -134,7 +138,6 @@ class Table:
         """Refuse, before any data is written, a table layout this version cannot write correctly."""
         check_table(self)  # row-tracking / data-evolution tables: Paimon's rules
         schema = self.schema
-        from .format.data_file import check_format_types
         check_format_types(self.options, schema.fields, self.path)
         pk = list(schema.primary_keys)
         if not pk:
@@ -149,7 +152,6 @@ class Table:
             if schema.options.get("bucket-key") or self.options.raw.get("bucket-key"):
                 raise OptionError("Cannot define 'bucket-key' with bucket -1, please specify a bucket number "
                                   "(as Paimon refuses it)")
-            from .index.bucket_assigner import max_buckets, target_row_num
             target_row_num(self)
             max_buckets(self)
         elif self.bucket <= 0:
@@ -159,8 +161,6 @@ class Table:
             outside = [k for k in schema.bucket_keys if k not in pk]
             if outside:
                 raise OptionError(f"bucket-key column(s) {outside} must be part of the primary key {pk}")
-        from .mergetree.kv import KeyValueLayout
-        from .mergetree.merge import merge_engine
         KeyValueLayout(schema).key_fields  # noqa: B018 - raises if only partition keys are primary keys
         KeyValueLayout(schema).sequence_fields  # noqa: B018 - raises naming a missing sequence.field
         rowkind = self.options.raw.get("rowkind.field")
@@ -177,7 +177,6 @@ class Table:
                               "paimon_ds (it produces changelog files only for 'input'); use none or input")
 
     def check_write_schema(self, arrow_schema: pa.Schema, options: Mapping[str, str]) -> None:
-        from .types import fields_from_arrow, same_type_ignoring_nullability
         for key, stored in (("partition", list(self.schema.partition_keys)),
                             ("primary-key", list(self.schema.primary_keys))):
             if key in options and parse_list(options[key]) != stored:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 MAX_LENGTH = 2147483647
 
@@ -252,7 +253,6 @@ def conform_array(arr: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Ar
     t = arr.type
     if pa.types.is_timestamp(t) and pa.types.is_timestamp(target):
         if _UNIT_ORDER[t.unit] > _UNIT_ORDER[target.unit]:
-            import pyarrow.compute as pc
             arr = pc.floor_temporal(arr, unit=_FLOOR_UNIT[target.unit])
         return arr.cast(target)
     if pa.types.is_time(t) and pa.types.is_time(target) and t != target:

@@ -1,6 +1,7 @@
 """The package's layering, checked on its source: imports go one way (down), with no cycle among paimon_ds's
-modules counting imports inside functions (only `if TYPE_CHECKING:` imports, which never run, are left out), and
-no private name (`_x`) is imported from another module."""
+modules counting imports inside functions (only `if TYPE_CHECKING:` imports, which never run, are left out); no
+private name (`_x`) is imported from another module; and an import inside a function only puts off loading an
+optional, heavy dependency, with a comment saying so."""
 
 from __future__ import annotations
 
@@ -110,6 +111,45 @@ def test_no_import_cycle():
 def test_no_private_name_crosses_a_module():
     _, private = _imports(_modules())
     assert private == []
+
+
+# what a function may import late: loading it costs (a JVM bridge, Arrow's ORC library) or it is optional; the
+# Spark layer counts for modules outside it (`import paimon_ds` works without pyspark)
+DEFERRED = ("pyspark", "s3fs", "botocore", "fastavro", "pandas", "pyarrow.orc", "paimon_ds.spark")
+
+
+def _absolute(importer: str, is_package: bool, node: ast.Import | ast.ImportFrom) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if not node.level:
+        return [node.module or ""]
+    package = importer.split(".") if is_package else importer.split(".")[:-1]
+    base = ".".join(package[:len(package) - node.level + 1] + ([node.module] if node.module else []))
+    return [f"{base}.{a.name}" for a in node.names] if not node.module else [base]
+
+
+def _deferred(importer: str, module: str) -> bool:
+    return any(module == d or module.startswith(d + ".") for d in DEFERRED) and not (
+        module.startswith("paimon_ds.spark") and importer.startswith("paimon_ds.spark"))
+
+
+def test_imports_inside_functions_only_defer_heavy_dependencies():
+    wrong = []
+    for name, path in _modules().items():
+        source = path.read_text()
+        lines = source.splitlines()
+        for func in ast.walk(ast.parse(source)):
+            if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(func):
+                if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                    continue
+                modules = _absolute(name, path.name == "__init__.py", node)
+                commented = "#" in lines[node.lineno - 1] or lines[node.lineno - 2].strip().startswith("#")
+                if not (commented and all(_deferred(name, m) for m in modules)):
+                    wrong.append(f"{name}:{node.lineno}: {ast.unparse(node)}")
+    assert wrong == [], "imports inside functions that are not a commented, deferred heavy dependency:\n" + \
+        "\n".join(sorted(set(wrong)))
 
 
 def test_cycle_finder_finds_a_loop():

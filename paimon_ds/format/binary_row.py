@@ -327,7 +327,7 @@ def _decode_field(blob: bytes, base: int, pos: int, t: DataType) -> Any:
             millis = struct.unpack_from("<q", blob, base + offset)[0]
         tz = dt.timezone.utc if r == "TIMESTAMP_LTZ" else None
         if nanos % 1000:  # digits below the microsecond (precision 7..9) need a nanosecond timestamp
-            import pandas as pd
+            import pandas as pd  # optional (pyspark's): only nanosecond timestamps need its Timestamp
             return pd.Timestamp(millis * 1_000_000 + nanos, unit="ns", tz=tz)
         value = _EPOCH + dt.timedelta(milliseconds=millis, microseconds=nanos // 1000)
         return value.replace(tzinfo=tz) if tz is not None else value

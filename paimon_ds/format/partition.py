@@ -8,6 +8,12 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
+import pyarrow as pa
+
+from ..schema_cast import java_float_str
+from ..types import to_arrow_type
+from .binary_row import deserialize_row
+
 _ESCAPE = set(chr(c) for c in range(0x20)) | set('"#%\'*/:=?\\\x7f{}[]^')
 
 
@@ -36,7 +42,6 @@ def _legacy_string(value: Any, root: str | None = None) -> str:
     if isinstance(value, dt.time):  # TIME is an int of milliseconds of the day internally
         return str(((value.hour * 60 + value.minute) * 60 + value.second) * 1000 + value.microsecond // 1000)
     if isinstance(value, float):
-        from ..schema_cast import java_float_str
         return java_float_str(value, root == "FLOAT")
     if isinstance(value, decimal.Decimal):
         return format(value, "f")  # BigDecimal.toPlainString
@@ -84,9 +89,7 @@ class PartitionFilter:
 
     def __init__(self, partition_keys: Sequence[str], partition_types: Sequence[Any],
                  specs: Sequence[dict[str, Any]], default_name: str) -> None:
-        import pyarrow as pa
 
-        from ..types import to_arrow_type
         self.types = list(partition_types)
         self.specs: list[dict[int, Any]] = []
         for spec in specs:
@@ -109,7 +112,6 @@ class PartitionFilter:
             self.specs.append(typed)
 
     def __call__(self, partition: bytes) -> bool:
-        from .binary_row import deserialize_row
         values = deserialize_row(partition, self.types)
         return any(all(values[i] == v for i, v in spec.items()) for spec in self.specs)
 
