@@ -152,6 +152,10 @@ def test_imports_inside_functions_only_defer_heavy_dependencies():
         "\n".join(sorted(set(wrong)))
 
 
+def test_every_module_says_what_it_owns():
+    assert [name for name, path in _modules().items() if not ast.get_docstring(ast.parse(path.read_text()))] == []
+
+
 def test_cycle_finder_finds_a_loop():
     # the checker itself: a loop of three and a self-contained pair are found, a chain is not
     edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"e"}, "e": {"d"}, "f": {"a"}}
