@@ -8,6 +8,8 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
+from ..casts.java import java_float_str
+
 _ESCAPE = set(chr(c) for c in range(0x20)) | set('"#%\'*/:=?\\\x7f{}[]^')
 
 
@@ -36,7 +38,6 @@ def _legacy_string(value: Any, root: str | None = None) -> str:
     if isinstance(value, dt.time):  # TIME is an int of milliseconds of the day internally
         return str(((value.hour * 60 + value.minute) * 60 + value.second) * 1000 + value.microsecond // 1000)
     if isinstance(value, float):
-        from ..schema_cast import java_float_str
         return java_float_str(value, root == "FLOAT")
     if isinstance(value, decimal.Decimal):
         return format(value, "f")  # BigDecimal.toPlainString

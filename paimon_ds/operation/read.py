@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from ..casts.column import cast_column
 from ..format.data_file import open_data_file
 from ..predicate import Predicate
 from ..row_tracking import SYSTEM_COLUMNS, columns_requested, row_tracking_enabled, system_fields
-from ..schema_cast import cast_column
 from ..types import conform_array
 from .evolution import RowTrackingRead, needs_tracking_read
 from .scan import Split
