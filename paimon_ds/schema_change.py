@@ -25,9 +25,10 @@ Rules (Paimon 0.9 unless marked "paimon_ds"):
   `primary-key` and `partition` are fixed at creation; per-job options (scan.*, path) are not table options;
 - the new schema must pass the checks a new table gets (bucket keys, sequence and rowkind fields,
   `fields.<col>.*` options naming columns, the layouts paimon_ds writes: `paimon_ds.schema_checks`); a
-  problem the table already had
-  before the change does not block it (a table Java created with options paimon_ds does not write
-  can still be altered).
+  problem the table already had before the change does not block it (a table Java created with options
+  paimon_ds does not write can still be altered).
+
+The schema changes a write makes itself (`write.merge-schema`) are in `paimon_ds.schema_merge`.
 """
 
 from __future__ import annotations
@@ -73,11 +74,11 @@ TypeLike = pa.DataType | DataType | str
 
 
 class ColumnNotFound(SchemaError, LookupError):
-    pass
+    """A change names a column the table does not have."""
 
 
 class ColumnAlreadyExists(SchemaError):
-    pass
+    """A change adds or renames to a name the table already has (names compare case-insensitively)."""
 
 
 # ------------------------------------------------------------------------------------ changes

@@ -151,6 +151,7 @@ def castable(src: DataType, dst: DataType) -> bool:
     return True
 
 
+# Paimon's STRING (a nullable VARCHAR of the largest length): what nested values cast their elements to
 STRING = DataType("VARCHAR", (MAX_LENGTH,), True)
 
 
