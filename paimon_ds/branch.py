@@ -23,7 +23,7 @@ import json
 import os
 
 from .fs import FileIO
-from .schema import SchemaManager
+from .schema import SchemaManager, TableNotFound, TableSchema
 from .snapshot import SnapshotManager
 
 MAIN_BRANCH = "main"
@@ -49,6 +49,27 @@ def normalize_branch(name: str | None) -> str:
 def branch_path(root: str, branch: str) -> str:
     """The directory holding a branch's schema/, snapshot/ and tag/: the table's own for main."""
     return root if branch == MAIN_BRANCH else f"{root}/{BRANCH_DIR}/{BRANCH_PREFIX}{branch}"
+
+
+def latest_branch_schema(io: FileIO, path: str, branch: str) -> TableSchema | None:
+    """The latest schema of ``branch``; None if there is no table. A branch the table lacks is an error."""
+    schema = SchemaManager(io, branch_path(io.root, branch)).latest()
+    if schema is None and branch != MAIN_BRANCH and SchemaManager(io, io.root).list_ids():
+        manager = BranchManager(io, io.root)
+        manager.require(branch)  # raises BranchNotFound naming the branches there are
+        raise BranchError(f"branch {branch!r} of {path} has no schema file (an interrupted creation?): "
+                          "delete it and create it again")
+    return schema
+
+
+def load_branch_schema(io: FileIO, path: str, branch: str) -> TableSchema:
+    """The latest schema of ``branch`` of the table at ``path``; TableNotFound when there is no table."""
+    schema = latest_branch_schema(io, path, branch)
+    if schema is None:
+        if io.exists(io.root) and io.list_names(io.root):
+            raise TableNotFound(f"{path} exists but is not a Paimon table (no schema/schema-N file)")
+        raise TableNotFound(f"no Paimon table at {path}")
+    return schema
 
 
 def check_new_branch_name(name: str) -> None:

@@ -19,6 +19,7 @@ from .branch import MAIN_BRANCH, normalize_branch
 from .fs import FileIO
 from .options import parse_list, table_options, validate
 from .schema import SchemaManager, TableSchema
+from .schema_change import commit_changes
 from .table import Table, TableNotFound
 
 DB_SUFFIX = ".db"
@@ -186,7 +187,6 @@ class Catalog:
         """Apply schema changes (paimon_ds.schema_change: SetOption, AddColumn, RenameColumn, ...) as one new
         schema version, with Paimon's rules; returns the altered table (None if it did not exist and
         ``ignore_if_not_exists``). A refused change raises and writes nothing."""
-        from .schema_change import commit_changes
         ident = Identifier.parse(identifier)
         if not self.database_exists(ident.database) or not self.table_exists(ident):
             if ignore_if_not_exists:

@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from .manifest.meta import FileKind, FileSource, ManifestEntry
 from .options import OptionError, Options
+from .schema import TableSchema
 
 if TYPE_CHECKING:
     from .table import Table
@@ -66,9 +67,9 @@ def with_row_tracking_columns(table: Table, schema: pa.Schema) -> pa.Schema:
     return pa.schema([*schema, *system_fields()])
 
 
-def check_table(table: Table) -> None:
-    """Refuse, as Paimon's SchemaValidation does, a row-tracking or data-evolution table it would refuse."""
-    schema, options = table.schema, table.options
+def check_table(schema: TableSchema, options: Options) -> None:
+    """Refuse, as Paimon's SchemaValidation does, a row-tracking or data-evolution table it would refuse
+    (``options``: the table's, with the job's overlaid)."""
     tracking = row_tracking_enabled(options)
     if data_evolution_enabled(options) and not tracking:
         raise OptionError("data-evolution.enabled needs row-tracking.enabled = true (as Paimon requires)")
@@ -77,9 +78,10 @@ def check_table(table: Table) -> None:
     if schema.primary_keys:
         raise OptionError("row-tracking.enabled is for append tables: a table with a primary key cannot track rows "
                           "(Paimon refuses it)")
-    if table.bucket != -1:
+    bucket = int(options.get("bucket"))
+    if bucket != -1:
         raise OptionError(f"row-tracking.enabled needs bucket = -1 (an unaware-bucket append table), not "
-                          f"bucket = {table.bucket} (Paimon refuses it)")
+                          f"bucket = {bucket} (Paimon refuses it)")
     clash = [n for n in schema.field_names if n in SYSTEM_COLUMNS]
     if clash:
         raise OptionError(f"column(s) {clash} clash with the row-tracking system columns {list(SYSTEM_COLUMNS)}")

@@ -15,6 +15,10 @@ from .types import DataField, SchemaError, fields_from_arrow, to_arrow_schema
 SCHEMA_VERSION = 3
 
 
+class TableNotFound(FileNotFoundError):
+    """No Paimon table at the given path."""
+
+
 @dataclass(frozen=True)
 class TableSchema:
     id: int

@@ -11,7 +11,7 @@ Rules (Paimon 0.9 unless marked "paimon_ds"):
   system names (`_SEQUENCE_NUMBER`, `_VALUE_KIND`, `_VALUE_COUNT`, `_KEY_*`);
 - an added column is nullable (rows already written have no value for it) and takes the next field id;
 - a column type changes as Paimon 0.9's explicit casts allow, files written before being cast on read
-  (`paimon_ds.schema_cast`): widening (TINYINT < SMALLINT < INT < BIGINT, FLOAT < DOUBLE, DECIMAL with
+  (`paimon_ds.casts`): widening (TINYINT < SMALLINT < INT < BIGINT, FLOAT < DOUBLE, DECIMAL with
   more digits, longer VARCHAR/VARBINARY) and the casts Paimon applies on read: numbers to one another
   and to DECIMAL, numbers/BOOLEAN/DATE/TIMESTAMP/strings to CHAR/VARCHAR/STRING, strings to numbers
   (paimon_ds refuses the few casts Paimon allows that it cannot read back: to BOOLEAN/DATE/TIME/BINARY,
@@ -24,9 +24,11 @@ Rules (Paimon 0.9 unless marked "paimon_ds"):
   neither can `bucket` (changing it needs a rescale of the data: paimon_ds refuses every change);
   `primary-key` and `partition` are fixed at creation; per-job options (scan.*, path) are not table options;
 - the new schema must pass the checks a new table gets (bucket keys, sequence and rowkind fields,
-  `fields.<col>.*` options naming columns, `Table.check_writable`); a problem the table already had
-  before the change does not block it (a table Java created with options paimon_ds does not write
-  can still be altered).
+  `fields.<col>.*` options naming columns, the layouts paimon_ds writes: `paimon_ds.schema_checks`); a
+  problem the table already had before the change does not block it (a table Java created with options
+  paimon_ds does not write can still be altered).
+
+The schema changes a write makes itself (`write.merge-schema`) are in `paimon_ds.schema_merge`.
 """
 
 from __future__ import annotations
@@ -38,13 +40,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from .branch import MAIN_BRANCH, branch_path
+from .branch import MAIN_BRANCH, branch_path, load_branch_schema
+from .casts.rules import INTEGERS, castable
 from .fs import FileIO
-from .options import LOCAL_KEYS, OPTIONS, OptionError, is_known_key, parse_list, validate
-from .schema import SCHEMA_VERSION, SchemaManager, TableSchema
-from .schema_cast import castable
+from .options import LOCAL_KEYS, OPTIONS, OptionError, is_known_key, validate
+from .schema import SCHEMA_VERSION, SchemaManager, TableNotFound, TableSchema
+from .schema_checks import KEY_FIELD_PREFIX, SYSTEM_FIELD_NAMES, is_reserved_name, schema_problems
 from .snapshot import SnapshotManager
-from .table import Table, TableNotFound
 from .types import (
     ArrayType,
     DataField,
@@ -54,7 +56,6 @@ from .types import (
     MultisetType,
     RowType,
     SchemaError,
-    fields_from_arrow,
     from_arrow_type,
     parse_type,
 )
@@ -66,20 +67,18 @@ IMMUTABLE_OPTIONS = frozenset({
     "rowkind.field", "primary-key", "partition", "force-lookup", "index-file-in-data-file-dir",
     "row-tracking.enabled", "data-evolution.enabled",  # @Immutable in Paimon 1.x
 })
-# Paimon's SystemColumns.SYSTEM_FIELD_NAMES and KEY_FIELD_PREFIX: names its key-value files use.
-SYSTEM_FIELD_NAMES = frozenset({"_VALUE_COUNT", "_SEQUENCE_NUMBER", "_VALUE_KIND"})
-KEY_FIELD_PREFIX = "_KEY_"
+# how many times a schema change is applied again onto a schema another writer created first
 MAX_ATTEMPTS = 100
 
 TypeLike = pa.DataType | DataType | str
 
 
 class ColumnNotFound(SchemaError, LookupError):
-    pass
+    """A change names a column the table does not have."""
 
 
 class ColumnAlreadyExists(SchemaError):
-    pass
+    """A change adds or renames to a name the table already has (names compare case-insensitively)."""
 
 
 # ------------------------------------------------------------------------------------ changes
@@ -327,7 +326,7 @@ class _State:
 
     @staticmethod
     def _check_system_name(name: str) -> None:
-        if name in SYSTEM_FIELD_NAMES or name.startswith(KEY_FIELD_PREFIX):
+        if is_reserved_name(name):
             raise SchemaError(f"column name {name!r} is reserved by Paimon (system columns "
                               f"{', '.join(sorted(SYSTEM_FIELD_NAMES))} and the {KEY_FIELD_PREFIX}* prefix)")
 
@@ -339,29 +338,27 @@ def _to_paimon_type(t: TypeLike, nullable: bool, ids: FieldIdAllocator) -> DataT
     if isinstance(t, pa.DataType):
         return from_arrow_type(t, nullable, ids)
     if isinstance(t, str):
-        return _reassign_ids(parse_type(t), ids)
+        return reassign_field_ids(parse_type(t), ids)
     if isinstance(t, DataType):
-        return _reassign_ids(t, ids)
+        return reassign_field_ids(t, ids)
     raise SchemaError(f"{t!r} is not a type: give an Arrow type, a Paimon DataType or a type string like 'BIGINT'")
 
 
-def _reassign_ids(t: DataType, ids: FieldIdAllocator) -> DataType:
+def reassign_field_ids(t: DataType, ids: FieldIdAllocator) -> DataType:
+    """``t`` with its nested ROW fields numbered afresh from ``ids`` (depth first, as Paimon numbers them)."""
     if isinstance(t, RowType):
         fields = []
         for f in t.fields:
             fid = ids.take()
-            fields.append(DataField(fid, f.name, _reassign_ids(f.type, ids), f.description))
+            fields.append(DataField(fid, f.name, reassign_field_ids(f.type, ids), f.description))
         return RowType("ROW", (), t.nullable, tuple(fields))
     if isinstance(t, ArrayType):
-        return ArrayType("ARRAY", (), t.nullable, _reassign_ids(t.element, ids))
+        return ArrayType("ARRAY", (), t.nullable, reassign_field_ids(t.element, ids))
     if isinstance(t, MultisetType):
-        return MultisetType("MULTISET", (), t.nullable, _reassign_ids(t.element, ids))
+        return MultisetType("MULTISET", (), t.nullable, reassign_field_ids(t.element, ids))
     if isinstance(t, MapType):
-        return MapType("MAP", (), t.nullable, _reassign_ids(t.key, ids), _reassign_ids(t.value, ids))
+        return MapType("MAP", (), t.nullable, reassign_field_ids(t.key, ids), reassign_field_ids(t.value, ids))
     return t
-
-
-_INTEGERS = ["TINYINT", "SMALLINT", "INT", "BIGINT"]
 
 
 def _widens(old: DataType, new: DataType) -> bool:
@@ -369,8 +366,8 @@ def _widens(old: DataType, new: DataType) -> bool:
     if type(old) is not DataType or type(new) is not DataType:
         return False
     a, b = old.root, new.root
-    if a in _INTEGERS and b in _INTEGERS:
-        return _INTEGERS.index(a) <= _INTEGERS.index(b)
+    if a in INTEGERS and b in INTEGERS:
+        return INTEGERS.index(a) <= INTEGERS.index(b)
     if (a, b) in (("FLOAT", "DOUBLE"),):
         return True
     if a == b == "DECIMAL":
@@ -380,67 +377,6 @@ def _widens(old: DataType, new: DataType) -> bool:
     if a == b == "VARBINARY":
         return new.params[0] >= old.params[0]
     return False
-
-
-# ------------------------------------------------------------------------------------ validation
-
-def schema_problems(schema: TableSchema) -> list[str]:
-    """What a new table with this schema would be refused for (empty: nothing)."""
-    problems: list[str] = []
-    names = schema.field_names
-    if not names:
-        problems.append("a table needs at least one column")
-    lower = [n.lower() for n in names]
-    dups = sorted({n for n in names if lower.count(n.lower()) > 1})
-    if dups:
-        problems.append(f"duplicate column name(s) {dups}")
-    reserved = [n for n in names if n in SYSTEM_FIELD_NAMES or n.startswith(KEY_FIELD_PREFIX)]
-    if reserved:
-        problems.append(f"column name(s) {reserved} are reserved by Paimon")
-    opts = schema.options
-    for key in ("partition_keys", "primary_keys"):
-        missing = [k for k in getattr(schema, key) if k not in names]
-        if missing:
-            problems.append(f"{key.replace('_', ' ')[:-1]} column(s) {missing} are not columns of the table")
-    bucket_key = parse_list(opts.get("bucket-key", ""))
-    missing = [k for k in bucket_key if k not in names]
-    if missing:
-        problems.append(f"bucket-key column(s) {missing} are not columns of the table")
-    if [k for k in bucket_key if k in schema.partition_keys]:
-        problems.append(f"bucket-key {bucket_key} must not hold partition columns")
-    try:
-        bucket = int(opts.get("bucket", "-1"))
-    except ValueError:
-        bucket = -1  # an invalid value is refused by the option check
-    if bucket == -1 and bucket_key:
-        problems.append("'bucket-key' needs a fixed bucket count ('bucket' > 0)")
-    if bucket > 0 and not schema.primary_keys and not bucket_key:
-        problems.append("an append table with a fixed bucket count needs 'bucket-key'")
-    for key in ("sequence.field", "rowkind.field"):
-        missing = [k for k in parse_list(opts.get(key, "")) if k not in names]
-        if missing:
-            problems.append(f"{key} column(s) {missing} are not columns of the table")
-    for key, value in opts.items():
-        if not key.startswith("fields."):
-            continue
-        parts = key.split(".")
-        referenced = parts[1].split(",") if len(parts) > 2 else []
-        if key.endswith(".sequence-group"):
-            referenced += parse_list(value)
-        missing = [k for k in referenced if k != "default-aggregate-function" and k not in names]
-        if missing:
-            problems.append(f"option {key!r} names column(s) {missing} that are not in the table")
-    if not problems:
-        problems += _writable_problems(schema)
-    return problems
-
-
-def _writable_problems(schema: TableSchema) -> list[str]:
-    try:
-        Table("memory://paimon_ds-schema-check", schema).check_writable()
-    except (SchemaError, OptionError, ValueError, KeyError) as e:
-        return [str(e)]
-    return []
 
 
 # ------------------------------------------------------------------------------------ commit
@@ -455,7 +391,7 @@ def commit_changes(path: str, changes: Iterable[SchemaChange] | SchemaChange,
     changes = [changes] if not isinstance(changes, Iterable) else list(changes)
     io = FileIO(path, storage_options)
     if branch != MAIN_BRANCH:
-        Table.load(path, {"branch": branch}, storage_options)  # raises naming a missing branch
+        load_branch_schema(io, path, branch)  # raises naming a missing branch
     schemas = SchemaManager(io, branch_path(io.root, branch))
     snapshots = SnapshotManager(io, branch_path(io.root, branch))
     for _ in range(MAX_ATTEMPTS):
@@ -468,109 +404,3 @@ def commit_changes(path: str, changes: Iterable[SchemaChange] | SchemaChange,
         if schemas.create(new) is new:
             return new
     raise SchemaError(f"could not alter {path}: other writers changed its schema {MAX_ATTEMPTS} times meanwhile")
-
-
-
-# ------------------------------------------------------------------------------------ write merge-schema
-
-# Paimon's DataTypeCasts implicit casts between atomic types: target root -> source roots it widens from.
-_NUMERIC = ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL")
-_IMPLICIT = {
-    "CHAR": ("CHAR",), "VARCHAR": ("CHAR", "VARCHAR"), "BOOLEAN": ("BOOLEAN",), "BINARY": ("BINARY",),
-    "VARBINARY": ("BINARY", "VARBINARY"), "DECIMAL": _NUMERIC, "TINYINT": ("TINYINT",),
-    "SMALLINT": ("TINYINT", "SMALLINT"), "INT": ("TINYINT", "SMALLINT", "INT"),
-    "BIGINT": ("TINYINT", "SMALLINT", "INT", "BIGINT"), "FLOAT": ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT",
-                                                                  "DECIMAL"),
-    "DOUBLE": _NUMERIC, "DATE": ("DATE", "TIMESTAMP"), "TIME": ("TIME", "TIMESTAMP"),
-    "TIMESTAMP": ("TIMESTAMP", "TIMESTAMP_LTZ"), "TIMESTAMP_LTZ": ("TIMESTAMP_LTZ", "TIMESTAMP"),
-}
-_LENGTH_ROOTS = ("CHAR", "VARCHAR", "BINARY", "VARBINARY")
-_PRECISION_ROOTS = ("TIME", "TIMESTAMP", "TIMESTAMP_LTZ")
-
-
-def _merged_type(name: str, base: DataType, update: DataType, explicit: bool) -> DataType:
-    """The column type after a write of ``update`` values (Paimon's SchemaMergingUtils.merge, atomic types)."""
-    if base.copy(True) == update.copy(True):
-        return base
-    where = f"column {name!r} is {base.sql()} in the table but {update.sql()} in the data"
-    if type(base) is not DataType or type(update) is not DataType:
-        raise SchemaError(f"cannot merge the data's schema into the table: {where} (nested types must match)")
-    if base.root == update.root == "DECIMAL":
-        raise SchemaError(f"cannot merge the data's schema into the table: {where} (Paimon does not merge "
-                          "decimals of different precision or scale)")
-    implicit = base.root in _IMPLICIT.get(update.root, ())
-    if not implicit and not (explicit and castable(base, update)):
-        hint = "" if explicit else " (write.merge-schema.explicit-cast=true allows explicit casts)"
-        raise SchemaError(f"cannot merge the data's schema into the table: {where}{hint}")
-    if not explicit and base.root in _LENGTH_ROOTS and update.root in _LENGTH_ROOTS \
-            and update.params[0] < base.params[0]:
-        raise SchemaError(f"cannot merge the data's schema into the table: {where} (a smaller length)")
-    if not explicit and base.root in _PRECISION_ROOTS and update.root in _PRECISION_ROOTS \
-            and update.precision < base.precision:
-        raise SchemaError(f"cannot merge the data's schema into the table: {where} (a lower precision)")
-    if not castable(base, update):
-        raise SchemaError(f"cannot merge the data's schema into the table: {where} (Paimon allows it, but paimon_ds "
-                          "cannot read the files already written as the new type)")
-    return update.copy(base.nullable)
-
-
-def merge_write_schema(schema: TableSchema, data: pa.Schema, explicit_cast: bool = False) -> TableSchema:
-    """The schema a write of ``data`` with `write.merge-schema` needs (``schema`` itself if nothing changes).
-
-    As Paimon's Spark connector merges (SchemaMergingUtils.mergeSchemas): columns are matched by name; a
-    data column of another type changes the table column to it when an implicit cast widens the old type
-    into it (or, with ``explicit_cast``, any cast paimon_ds reads); new data columns are appended, nullable,
-    with new field ids; table columns missing from the data stay. paimon_ds also keeps partition, primary
-    and bucket keys' types (their bytes place rows), as its ALTER does.
-    """
-    incoming, _ = fields_from_arrow(data)
-    by_name = {f.name: f for f in schema.fields}
-    fields = []
-    changed = False
-    for f in schema.fields:
-        new = next((d for d in incoming if d.name == f.name), None)
-        if new is None:
-            fields.append(f)
-            continue
-        merged = _merged_type(f.name, f.type, new.type, explicit_cast)
-        if merged != f.type:
-            if f.name in schema.partition_keys or f.name in schema.primary_keys or f.name in schema.bucket_keys:
-                raise SchemaError(f"cannot merge the data's schema into the table: column {f.name!r} is a partition, "
-                                  f"primary or bucket key, whose type stays {f.type.sql()}")
-            changed = True
-        fields.append(DataField(f.id, f.name, merged, f.description))
-    ids = FieldIdAllocator(schema.highest_field_id + 1)
-    for d in incoming:
-        if d.name in by_name:
-            continue
-        clash = [n for n in by_name if n.lower() == d.name.lower()]
-        if clash:
-            raise ColumnAlreadyExists(f"cannot merge the data's schema into the table: column {d.name!r} differs "
-                                      f"from the table's {clash[0]!r} only in case")
-        if d.name in SYSTEM_FIELD_NAMES or d.name.startswith(KEY_FIELD_PREFIX):
-            raise SchemaError(f"column name {d.name!r} is reserved by Paimon")
-        dtype = _reassign_ids(d.type, ids).copy(True)  # Paimon numbers a new column's nested fields first
-        fields.append(DataField(ids.take(), d.name, dtype, d.description))
-        changed = True
-    if not changed:
-        return schema
-    return TableSchema(schema.id + 1, tuple(fields), max(schema.highest_field_id, ids.highest),
-                       schema.partition_keys, schema.primary_keys, dict(schema.options), schema.comment,
-                       int(time.time() * 1000), SCHEMA_VERSION)
-
-
-def commit_merged_schema(io: FileIO, data: pa.Schema, explicit_cast: bool = False,
-                         branch: str = MAIN_BRANCH) -> TableSchema:
-    """Merge ``data``'s columns into the latest schema of the table's ``branch`` and write the result as the
-    next schema file (create-if-absent; merged again onto a schema another writer created first)."""
-    schemas = SchemaManager(io, branch_path(io.root, branch))
-    for _ in range(MAX_ATTEMPTS):
-        old = schemas.latest()
-        if old is None:
-            raise TableNotFound(f"no Paimon table at {io.root}")
-        new = merge_write_schema(old, data, explicit_cast)
-        if new is old:
-            return old
-        if schemas.create(new) is new:
-            return new
-    raise SchemaError(f"could not merge the schema of {io.root}: other writers changed it {MAX_ATTEMPTS} times")

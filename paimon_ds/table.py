@@ -8,13 +8,17 @@ from typing import Any
 
 import pyarrow as pa
 
-from .branch import MAIN_BRANCH, BranchError, BranchManager, branch_path, normalize_branch
-from .format.data_file import check_format_types
+from .branch import (
+    MAIN_BRANCH,
+    BranchError,
+    BranchManager,
+    branch_path,
+    latest_branch_schema,
+    load_branch_schema,
+    normalize_branch,
+)
 from .fs import FileIO
-from .index.bucket_assigner import max_buckets, target_row_num
 from .index.paths import check_job_option
-from .mergetree.kv import KeyValueLayout
-from .mergetree.merge import merge_engine
 from .operation.commit import TableCommit
 from .operation.compact import compact_in_process
 from .operation.fallback import load_fallback
@@ -22,8 +26,9 @@ from .operation.read import TableRead
 from .operation.scan import TableScan
 from .operation.write import TableWrite
 from .options import OptionError, Options, parse_bool, parse_list, table_options, validate
-from .row_tracking import check_table
-from .schema import SchemaManager, TableSchema
+from .schema import SchemaManager, TableNotFound, TableSchema
+from .schema_checks import check_writable
+from .schema_merge import commit_merged_schema
 from .snapshot import Snapshot, SnapshotManager
 from .storage import split_storage
 from .types import SchemaError, fields_from_arrow, same_type_ignoring_nullability
@@ -31,10 +36,6 @@ from .types import SchemaError, fields_from_arrow, same_type_ignoring_nullabilit
 # Old schemas of tables, per process (Spark reuses Python workers). The key includes the latest schema's creation
 # time: a table dropped and created again at the same path gets new entries.
 _old_schemas: dict[tuple[str, int, int], TableSchema] = {}
-
-
-class TableNotFound(FileNotFoundError):
-    """No Paimon table at the given path."""
 
 
 class Table:
@@ -62,28 +63,13 @@ class Table:
         return bool(SchemaManager(io, io.root).list_ids())
 
     @staticmethod
-    def _latest_schema(io: FileIO, path: str, branch: str) -> TableSchema | None:
-        """The latest schema of ``branch``; None if there is no table. A branch the table lacks is an error."""
-        schema = SchemaManager(io, branch_path(io.root, branch)).latest()
-        if schema is None and branch != MAIN_BRANCH and SchemaManager(io, io.root).list_ids():
-            manager = BranchManager(io, io.root)
-            manager.require(branch)  # raises BranchNotFound naming the branches there are
-            raise BranchError(f"branch {branch!r} of {path} has no schema file (an interrupted creation?): "
-                              "delete it and create it again")
-        return schema
-
-    @staticmethod
     def load(path: str, options: Mapping[str, str] | None = None,
              storage_options: dict[str, Any] | None = None) -> Table:
         """Open the table at ``path``; per-job options (scan.*, ...) overlay the stored ones."""
         options, storage_options = _split_storage(options, storage_options)
         validate(options)
         io = FileIO(path, storage_options)
-        schema = Table._latest_schema(io, path, normalize_branch(options.get("branch")))
-        if schema is None:
-            if io.exists(io.root) and io.list_names(io.root):
-                raise TableNotFound(f"{path} exists but is not a Paimon table (no schema/schema-N file)")
-            raise TableNotFound(f"no Paimon table at {path}")
+        schema = load_branch_schema(io, path, normalize_branch(options.get("branch")))
         table = Table(path, schema, options, storage_options, io)
         if any(k in options for k in ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis")):
             # time travel reads the snapshot with the schema it was committed under (its columns, names
@@ -111,7 +97,7 @@ class Table:
         validate(options)
         io = FileIO(path, storage_options)
         branch = normalize_branch(options.get("branch"))
-        existing = Table._latest_schema(io, path, branch)
+        existing = latest_branch_schema(io, path, branch)
         if existing is None and branch != MAIN_BRANCH:
             raise BranchError(f"no Paimon table at {path}: a branch ({branch!r}) is written in an existing table "
                               "only (create the table, then the branch)")
@@ -125,7 +111,6 @@ class Table:
             if parse_bool(options.get("write.merge-schema", "false")):
                 # Paimon's Spark write.merge-schema: new columns and wider types go into a new schema file
                 # before any data is written (a mismatch it cannot merge raises here, writing nothing)
-                from .schema_change import commit_merged_schema
                 existing = commit_merged_schema(
                     io, arrow_schema, parse_bool(options.get("write.merge-schema.explicit-cast", "false")), branch)
             table = Table(path, existing, options, storage_options, io)
@@ -136,45 +121,7 @@ class Table:
 
     def check_writable(self) -> None:
         """Refuse, before any data is written, a table layout this version cannot write correctly."""
-        check_table(self)  # row-tracking / data-evolution tables: Paimon's rules
-        schema = self.schema
-        check_format_types(self.options, schema.fields, self.path)
-        pk = list(schema.primary_keys)
-        if not pk:
-            return
-        missing = [k for k in schema.partition_keys if k not in pk]
-        if missing and self.bucket != -1:
-            # Paimon: a key that may move between partitions needs the global index of bucket=-1
-            raise SchemaError(f"the primary key {pk} lacks the partition key(s) {missing}: a cross-partition upsert "
-                              "table needs dynamic bucket mode, 'bucket' = '-1'")
-        if self.bucket == -1:
-            # dynamic bucket mode (Paimon's HASH_DYNAMIC): buckets come from the hash index
-            if schema.options.get("bucket-key") or self.options.raw.get("bucket-key"):
-                raise OptionError("Cannot define 'bucket-key' with bucket -1, please specify a bucket number "
-                                  "(as Paimon refuses it)")
-            target_row_num(self)
-            max_buckets(self)
-        elif self.bucket <= 0:
-            raise OptionError(f"bucket={self.bucket} is not supported for primary-key tables by this version of "
-                              "paimon_ds: set 'bucket' to N > 0 (fixed) or -1 (dynamic)")
-        else:
-            outside = [k for k in schema.bucket_keys if k not in pk]
-            if outside:
-                raise OptionError(f"bucket-key column(s) {outside} must be part of the primary key {pk}")
-        KeyValueLayout(schema).key_fields  # noqa: B018 - raises if only partition keys are primary keys
-        KeyValueLayout(schema).sequence_fields  # noqa: B018 - raises naming a missing sequence.field
-        rowkind = self.options.raw.get("rowkind.field")
-        if rowkind:
-            schema.field(rowkind)
-        merge_engine(schema, self.options)
-        if self.options.raw.get("merge-engine") == "first-row" and schema.options.get("sequence.field"):
-            raise OptionError("the first-row merge engine does not take a 'sequence.field' (as in Paimon): "
-                              "the first row written wins")
-        producer = self.options.raw.get("changelog-producer", "none").lower()
-        if producer not in ("none", "input"):
-            # Paimon's streaming readers of such a table read only changelog files: without them they would miss data.
-            raise OptionError(f"changelog-producer={producer} is not supported for writing by this version of "
-                              "paimon_ds (it produces changelog files only for 'input'); use none or input")
+        check_writable(self.path, self.schema, self.options)
 
     def check_write_schema(self, arrow_schema: pa.Schema, options: Mapping[str, str]) -> None:
         for key, stored in (("partition", list(self.schema.partition_keys)),

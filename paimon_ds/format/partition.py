@@ -10,7 +10,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..schema_cast import java_float_str
+from ..casts.java import java_float_str
 from ..types import to_arrow_type
 from .binary_row import deserialize_row
 

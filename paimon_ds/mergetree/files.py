@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from ..casts.column import cast_column
 from ..format.binary_row import serialize_arrow_row
 from ..format.data_file import open_data_file
 from ..format.stats import StatsCollector
 from ..io.data_files import DataFileSink
 from ..manifest.meta import DataFileMeta, FileSource
-from ..schema_cast import cast_column
 from ..types import conform_array
 from .kv import DELETE, KEY_PREFIX, KIND, SEQ, UPDATE_BEFORE, KeyValueLayout
 

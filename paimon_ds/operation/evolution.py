@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..casts.column import cast_column
 from ..deletionvectors.index_file import read_vector
 from ..deletionvectors.maintainer import drop_positions
 from ..format.data_file import FORMATS, open_data_file
@@ -39,7 +40,6 @@ from ..row_tracking import (
     row_tracking_enabled,
 )
 from ..schema import TableSchema
-from ..schema_cast import cast_column
 from ..types import DataField, to_arrow_type
 
 if TYPE_CHECKING:

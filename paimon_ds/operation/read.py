@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from ..casts.column import cast_column
 from ..deletionvectors.index_file import read_vector
 from ..deletionvectors.maintainer import drop_positions
 from ..format.data_file import open_data_file
@@ -21,7 +22,6 @@ from ..mergetree.kv import KIND
 from ..mergetree.merge import FirstRow, merge_engine, merge_sorted_runs
 from ..predicate import Predicate
 from ..row_tracking import SYSTEM_COLUMNS, columns_requested, row_tracking_enabled, system_fields
-from ..schema_cast import cast_column
 from ..types import conform_array
 from .evolution import RowTrackingRead, needs_tracking_read
 from .fallback import read_fallback

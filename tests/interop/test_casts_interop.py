@@ -24,7 +24,8 @@ import pytest
 from conftest import Oracle
 
 from paimon_ds import Table
-from paimon_ds.schema_cast import CastError, cast_column, castable
+from paimon_ds.casts.column import cast_column
+from paimon_ds.casts.rules import CastError, castable
 from paimon_ds.types import parse_type, to_arrow_type
 
 from .java_rows import arrow_from_plain, java_script, plain_column

@@ -191,7 +191,8 @@ def test_refused_casts_write_nothing(table_path):
             commit_changes(table_path, UpdateColumnType(name, typ))
     assert Table.load(table_path).schema.id == 0
     # a table altered so elsewhere fails its read clearly instead of reading other values
-    from paimon_ds.schema_cast import CastError, cast_column
+    from paimon_ds.casts.column import cast_column
+    from paimon_ds.casts.rules import CastError
     from paimon_ds.types import parse_type
     with pytest.raises(CastError, match="changed from DOUBLE to BOOLEAN: Paimon has no cast"):
         cast_column(pa.array([1.5]), parse_type("DOUBLE"), parse_type("BOOLEAN"))

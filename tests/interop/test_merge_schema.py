@@ -18,7 +18,7 @@ import pytest
 
 import paimon_ds
 from paimon_ds import Table
-from paimon_ds.schema_change import merge_write_schema
+from paimon_ds.schema_merge import merge_write_schema
 from paimon_ds.types import SchemaError
 
 MERGE = {"write.merge-schema": "true"}

@@ -1,0 +1,90 @@
+"""The read-side cast: a column written under an older type read as the column's type now, each value as
+Paimon's cast rule for the pair reads it (the rules in ``casts.rules``, their executors in the other modules)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pyarrow as pa
+
+from ..types import DataType, conform_array, to_arrow_type
+from .from_string import (
+    binary_to_binary,
+    string_to_binary,
+    string_to_boolean,
+    string_to_date,
+    string_to_decimal,
+    string_to_number,
+    string_to_time,
+    string_to_timestamp,
+)
+from .numeric import (
+    boolean_to_number,
+    decimal_to_decimal,
+    decimal_to_number,
+    number_to_boolean,
+    number_to_decimal,
+    number_to_number,
+)
+from .rules import STRING, CastError, castable, resolve
+from .temporal import (
+    date_to_timestamp,
+    local_zone,
+    number_to_timestamp,
+    time_to_timestamp,
+    timestamp_to_date,
+    timestamp_to_number,
+    timestamp_to_time,
+    timestamp_to_timestamp,
+)
+from .to_string import (
+    binary_to_string,
+    boolean_to_string,
+    date_to_string,
+    nested_to_string,
+    number_to_string,
+    string_to_string,
+    time_to_string,
+    timestamp_to_string,
+)
+
+
+def cast_column(col: pa.Array | pa.ChunkedArray, src: DataType | None, dst: DataType,
+                arrow_dst: pa.DataType | None = None, zone: str | None = None) -> pa.Array:
+    """``col`` (values of Paimon type ``src``, None: unknown) read as ``dst``, with Paimon's cast semantics, in
+    the Arrow type ``arrow_dst`` (default: ``dst``'s). ``zone``: the local time zone (default: the process's)."""
+    arrow_dst = arrow_dst if arrow_dst is not None else to_arrow_type(dst)
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    if src is None or src.copy(True) == dst.copy(True):
+        return conform_array(col, arrow_dst)
+    rule = resolve(src, dst) if castable(src, dst) else None
+    if rule is None:
+        raise CastError(f"a column changed from {src.sql()} to {dst.sql()}: Paimon has no cast that reads the "
+                        "files written before the change")
+    col = conform_array(col, to_arrow_type(src))
+    out = _CASTS[rule](col, src, dst, zone or local_zone())
+    return conform_array(out, arrow_dst)
+
+
+def _nested_to_string(col: pa.Array, src: DataType, dst: DataType, zone: str) -> pa.Array:
+    return nested_to_string(col, src, lambda values, t: cast_column(values, t, STRING, pa.string(), zone))
+
+
+# rule name (``casts.rules``) -> its executor: (values, source type, target type, local time zone) -> values read
+_CASTS: dict[str, Callable[[pa.Array, DataType, DataType, str], pa.Array]] = {
+    "decimal_to_decimal": decimal_to_decimal, "number_to_decimal": number_to_decimal,
+    "decimal_to_number": decimal_to_number, "number_to_number": number_to_number,
+    "number_to_timestamp": number_to_timestamp, "boolean_to_number": boolean_to_number,
+    "number_to_boolean": number_to_boolean, "number_to_string": number_to_string,
+    "boolean_to_string": boolean_to_string, "timestamp_to_string": timestamp_to_string,
+    "time_to_string": time_to_string, "date_to_string": date_to_string, "string_to_string": string_to_string,
+    "array_to_string": _nested_to_string, "map_to_string": _nested_to_string, "row_to_string": _nested_to_string,
+    "string_to_boolean": string_to_boolean, "string_to_decimal": string_to_decimal,
+    "string_to_number": string_to_number, "string_to_date": string_to_date, "string_to_time": string_to_time,
+    "string_to_timestamp": string_to_timestamp, "string_to_binary": string_to_binary,
+    "timestamp_to_timestamp": timestamp_to_timestamp, "timestamp_to_date": timestamp_to_date,
+    "timestamp_to_time": timestamp_to_time, "date_to_timestamp": date_to_timestamp,
+    "time_to_timestamp": time_to_timestamp, "timestamp_to_number": timestamp_to_number,
+    "binary_to_binary": binary_to_binary, "binary_to_string": binary_to_string,
+}

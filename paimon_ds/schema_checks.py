@@ -1,0 +1,130 @@
+"""What paimon_ds requires of a table's schema and options: the checks a new table gets, which a schema changed by
+ALTER or by a write's merge-schema passes again, and the table layouts this version writes correctly.
+
+Table.check_writable and the schema changes both call here, so the checks do not depend on the facade.
+"""
+
+from __future__ import annotations
+
+from .format.data_file import check_format_types
+from .mergetree.kv import KeyValueLayout
+from .mergetree.merge import merge_engine
+from .options import OptionError, Options, parse_list
+from .row_tracking import check_table
+from .schema import TableSchema
+from .types import SchemaError
+
+# Paimon's SystemColumns.SYSTEM_FIELD_NAMES and KEY_FIELD_PREFIX: names its key-value files use.
+SYSTEM_FIELD_NAMES = frozenset({"_VALUE_COUNT", "_SEQUENCE_NUMBER", "_VALUE_KIND"})
+KEY_FIELD_PREFIX = "_KEY_"
+# the path named in the messages of a schema checked before it belongs to a table
+_UNSAVED_TABLE = "memory://paimon_ds-schema-check"
+
+
+def is_reserved_name(name: str) -> bool:
+    """Whether Paimon reserves the column name for its key-value files."""
+    return name in SYSTEM_FIELD_NAMES or name.startswith(KEY_FIELD_PREFIX)
+
+
+def check_writable(path: str, schema: TableSchema, options: Options) -> None:
+    """Refuse, before any data is written, a table layout this version cannot write correctly (``options``: the
+    table's, with the job's overlaid; ``path`` names the table in messages)."""
+    check_table(schema, options)  # row-tracking / data-evolution tables: Paimon's rules
+    check_format_types(options, schema.fields, path)
+    pk = list(schema.primary_keys)
+    if not pk:
+        return
+    bucket = int(options.get("bucket"))
+    missing = [k for k in schema.partition_keys if k not in pk]
+    if missing and bucket != -1:
+        # Paimon: a key that may move between partitions needs the global index of bucket=-1
+        raise SchemaError(f"the primary key {pk} lacks the partition key(s) {missing}: a cross-partition upsert "
+                          "table needs dynamic bucket mode, 'bucket' = '-1'")
+    if bucket == -1:
+        # dynamic bucket mode (Paimon's HASH_DYNAMIC): buckets come from the hash index
+        if schema.options.get("bucket-key") or options.raw.get("bucket-key"):
+            raise OptionError("Cannot define 'bucket-key' with bucket -1, please specify a bucket number "
+                              "(as Paimon refuses it)")
+        options.get("dynamic-bucket.target-row-num")  # parsed here: an invalid value is refused before writing
+        options.get("dynamic-bucket.max-buckets")
+    elif bucket <= 0:
+        raise OptionError(f"bucket={bucket} is not supported for primary-key tables by this version of "
+                          "paimon_ds: set 'bucket' to N > 0 (fixed) or -1 (dynamic)")
+    else:
+        outside = [k for k in schema.bucket_keys if k not in pk]
+        if outside:
+            raise OptionError(f"bucket-key column(s) {outside} must be part of the primary key {pk}")
+    KeyValueLayout(schema).key_fields  # noqa: B018 - raises if only partition keys are primary keys
+    KeyValueLayout(schema).sequence_fields  # noqa: B018 - raises naming a missing sequence.field
+    rowkind = options.raw.get("rowkind.field")
+    if rowkind:
+        schema.field(rowkind)
+    merge_engine(schema, options)
+    if options.raw.get("merge-engine") == "first-row" and schema.options.get("sequence.field"):
+        raise OptionError("the first-row merge engine does not take a 'sequence.field' (as in Paimon): "
+                          "the first row written wins")
+    producer = options.raw.get("changelog-producer", "none").lower()
+    if producer not in ("none", "input"):
+        # Paimon's streaming readers of such a table read only changelog files: without them they would miss data.
+        raise OptionError(f"changelog-producer={producer} is not supported for writing by this version of "
+                          "paimon_ds (it produces changelog files only for 'input'); use none or input")
+
+
+def schema_problems(schema: TableSchema) -> list[str]:
+    """What a new table with this schema would be refused for (empty: nothing)."""
+    problems: list[str] = []
+    names = schema.field_names
+    if not names:
+        problems.append("a table needs at least one column")
+    lower = [n.lower() for n in names]
+    dups = sorted({n for n in names if lower.count(n.lower()) > 1})
+    if dups:
+        problems.append(f"duplicate column name(s) {dups}")
+    reserved = [n for n in names if is_reserved_name(n)]
+    if reserved:
+        problems.append(f"column name(s) {reserved} are reserved by Paimon")
+    opts = schema.options
+    for key in ("partition_keys", "primary_keys"):
+        missing = [k for k in getattr(schema, key) if k not in names]
+        if missing:
+            problems.append(f"{key.replace('_', ' ')[:-1]} column(s) {missing} are not columns of the table")
+    bucket_key = parse_list(opts.get("bucket-key", ""))
+    missing = [k for k in bucket_key if k not in names]
+    if missing:
+        problems.append(f"bucket-key column(s) {missing} are not columns of the table")
+    if [k for k in bucket_key if k in schema.partition_keys]:
+        problems.append(f"bucket-key {bucket_key} must not hold partition columns")
+    try:
+        bucket = int(opts.get("bucket", "-1"))
+    except ValueError:
+        bucket = -1  # an invalid value is refused by the option check
+    if bucket == -1 and bucket_key:
+        problems.append("'bucket-key' needs a fixed bucket count ('bucket' > 0)")
+    if bucket > 0 and not schema.primary_keys and not bucket_key:
+        problems.append("an append table with a fixed bucket count needs 'bucket-key'")
+    for key in ("sequence.field", "rowkind.field"):
+        missing = [k for k in parse_list(opts.get(key, "")) if k not in names]
+        if missing:
+            problems.append(f"{key} column(s) {missing} are not columns of the table")
+    for key, value in opts.items():
+        if not key.startswith("fields."):
+            continue
+        parts = key.split(".")
+        referenced = parts[1].split(",") if len(parts) > 2 else []
+        if key.endswith(".sequence-group"):
+            referenced += parse_list(value)
+        missing = [k for k in referenced if k != "default-aggregate-function" and k not in names]
+        if missing:
+            problems.append(f"option {key!r} names column(s) {missing} that are not in the table")
+    if not problems:
+        problems += _writable_problems(schema)
+    return problems
+
+
+def _writable_problems(schema: TableSchema) -> list[str]:
+    try:
+        check_writable(_UNSAVED_TABLE, schema, Options(schema.options))
+    except (SchemaError, OptionError, ValueError, KeyError) as e:
+        return [str(e)]
+    return []
+
