@@ -9,6 +9,7 @@ from typing import Any
 import pyarrow as pa
 
 from .branch import MAIN_BRANCH, BranchError, BranchManager, branch_path, normalize_branch
+from .format.data_file import check_format_types
 from .fs import FileIO
 from .options import OptionError, Options, parse_bool, parse_list, table_options, validate
 from .schema import SchemaManager, TableSchema
@@ -128,7 +129,6 @@ class Table:
         from .row_tracking import check_table
         check_table(self)  # row-tracking / data-evolution tables: Paimon's rules
         schema = self.schema
-        from .format.data_file import check_format_types
         check_format_types(self.options, schema.fields, self.path)
         pk = list(schema.primary_keys)
         if not pk:

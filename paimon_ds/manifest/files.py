@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 
 from ..format.avro_codecs import ensure_avro_codecs
 from ..format.binary_row import deserialize_row, serialize_row
+from ..format.data_file import codec_for, read_records
 from ..fs import FileIO
 from ..io.names import FileNamer
 from ..types import DataType
@@ -90,7 +91,6 @@ _TINYINT_FIELDS = {"_KIND", "_FILE_SOURCE"}
 
 def avro_bytes(schema: Any, records: Iterable[dict[str, Any]], compression: str) -> bytes:
     buf = io.BytesIO()
-    from ..format.data_file import codec_for
     fastavro.writer(buf, schema, records, codec=codec_for("avro", compression))
     return buf.getvalue()
 
@@ -123,7 +123,6 @@ def manifest_bytes(schema: Any, records: Iterable[dict[str, Any]], compression: 
         return avro_bytes(schema, records, compression)
     arrow_schema = pa.schema([_arrow_field(f["name"], f["type"]) for f in schema["fields"]])
     table = pa.Table.from_pylist(list(records), schema=arrow_schema)
-    from ..format.data_file import codec_for
     codec = codec_for(file_format, compression)
     sink = pa.BufferOutputStream()
     if file_format == "parquet":
@@ -136,7 +135,6 @@ def manifest_bytes(schema: Any, records: Iterable[dict[str, Any]], compression: 
 
 def read_avro(data: bytes) -> list[dict[str, Any]]:
     if data[:4] != b"Obj\x01":  # `manifest.format` orc or parquet, which Paimon honours
-        from ..format.data_file import read_records
         return read_records(data)
     return list(fastavro.reader(io.BytesIO(data)))
 
