@@ -12,6 +12,8 @@ from __future__ import annotations
 from io import BytesIO
 from typing import Any
 
+import fastavro.read
+import fastavro.write
 import pyarrow as pa
 
 
@@ -61,9 +63,6 @@ def snappy_write_block(encoder: Any, block: bytes, level: int | None) -> None:
 
 def ensure_avro_codecs() -> list[str]:
     """Supply zstandard and snappy to fastavro where it lacks them; returns the codecs supplied."""
-    import fastavro.read
-    import fastavro.write
-
     if not fastavro.read._read.__name__.endswith("_py"):
         return []  # compiled fastavro: its block functions take its own decoder, not the one these expect
     readers = fastavro.read.BLOCK_READERS

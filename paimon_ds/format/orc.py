@@ -394,7 +394,7 @@ _PROBE = (
 def _pyarrow_orc_converts_first() -> bool:
     """Whether the installed pyarrow's ORC reader has the ORC-2151 order (probed once; True if unsure)."""
     try:
-        import pyarrow.orc as po
+        import pyarrow.orc as po  # optional part of pyarrow (see orc_file)
         table = po.ORCFile(io.BytesIO(base64.b64decode(_PROBE))).read()
         return table.column(0).cast(pa.int64())[0].as_py() == _NANOS - 1
     except Exception:  # noqa: BLE001 - no probe (no zone file, ...): assume the library in use has the bug

@@ -1,4 +1,6 @@
-"""Data files in parquet, ORC and Avro, read and written as Paimon does (`file.format`, `file.format.per.level`).
+"""Tables of parquet, ORC and Avro data files, read and written as Paimon does (`file.format`,
+`file.format.per.level`, `manifest.format`); the file-level tests of paimon_ds.format.data_file are in
+test_data_file.py.
 
 Every table here is compared, row for row, with what the reference implementations read: Java Paimon 0.9
 (through the oracle's py4j bridge) and pypaimon 2.1. Tables are written by each of the three (Java tables
@@ -8,7 +10,7 @@ oracle runs a whole plan of steps in one process (see Plan), as a JVM start cost
 Limits met here (each checked to be the oracle's or pyarrow's, not ours):
 - pyarrow's ORC writer stores timestamps before 1970 that have a fraction of a second with negative
   nanoseconds; Java's ORC reader throws on them. paimon_ds refuses to write such values to ORC, so ORC data
-  written by paimon_ds here has those timestamps cut to whole seconds (orc_safe).
+  written by paimon_ds here has those timestamps cut to whole seconds (test_data_file.orc_safe).
 - Java keeps Avro maps in a HashMap: the order of a map's entries is not the file's (sorted_maps).
 - pypaimon 2.1's Avro writer has no MAP and declares array items NOT NULL.
 - Java 0.9's oracle cannot write snappy Avro (its shaded Avro lacks snappy-java).
@@ -16,7 +18,6 @@ Limits met here (each checked to be the oracle's or pyarrow's, not ours):
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
@@ -37,28 +38,11 @@ from interop.test_oracles import (
 )
 
 import paimon_ds
-from paimon_ds.format.data_file import (
-    DataFileWriter,
-    format_of,
-    level_compression,
-    level_format,
-    open_data_file,
-    sniff_format,
-)
-from paimon_ds.options import Options
+from format.test_data_file import rows_for
+from paimon_ds.format.data_file import format_of, sniff_format
+from paimon_ds.operation.scan import TableScan
 
 PK = {"primary-key": "id", "bucket": "2"}
-
-
-def orc_safe(t: pa.Table) -> pa.Table:
-    """Timestamps before 1970 cut to whole seconds: pyarrow's ORC writer cannot write their fractions so that
-    Java reads them (paimon_ds refuses, see test_orc_refuses_pre_epoch_fractions)."""
-    for i, f in enumerate(t.schema):
-        if pa.types.is_timestamp(f.type):
-            v = t.column(i).cast(pa.int64())
-            cut = pc.if_else(pc.less(v, 0), pc.multiply(pc.divide(v, 10**6), 10**6), v)  # divide truncates
-            t = t.set_column(i, f, cut.cast(f.type))
-    return t
 
 
 def sorted_maps(t: pa.Table) -> pa.Table:
@@ -75,10 +59,6 @@ def assert_same_rows(got: pa.Table, expected: pa.Table, who: str) -> None:
     base.assert_same_rows(sorted_maps(got), sorted_maps(expected), who)
 
 
-def rows_for(fmt: str, ids: range) -> pa.Table:
-    return orc_safe(rows(ids)) if fmt == "orc" else rows(ids)
-
-
 def avro_codec(path: Path) -> str:
     with path.open("rb") as fh:
         return fastavro.reader(fh).codec
@@ -91,7 +71,6 @@ def data_files(path: str) -> list[str]:
 def live_files(path: str) -> list[tuple[str, int]]:
     """(file name, level) of the latest snapshot's files (paimon_ds's scan)."""
     t = paimon_ds.Table.load(path)
-    from paimon_ds.operation.scan import TableScan
     return sorted((e.file.file_name, e.file.level) for e in TableScan(t).read_entries(t.latest_snapshot()))
 
 
@@ -100,87 +79,6 @@ def core_write(path: str, data: pa.Table, options: dict[str, str]) -> None:
     w = t.new_write()
     w.write_arrow(data)
     t.new_commit(commit_user="test").commit(w.prepare_commit())
-
-
-# --------------------------------------------------------------------------------------- unit level
-
-@pytest.mark.parametrize("fmt", ["parquet", "orc", "avro"])
-def test_file_round_trip_every_type(fmt):
-    """Every type, nulls, nested values and sliced input survive our writer and reader of each format."""
-    data = rows_for(fmt, range(300))
-    buf = io.BytesIO()
-    w = DataFileWriter(buf, data.schema, fmt, "zstd")
-    w.write(data.slice(0, 170))
-    w.write(data.slice(170))  # sliced nested columns (pyarrow's ORC writer needs them compacted)
-    w.close()
-    buf.seek(0)
-    r = open_data_file(buf, f"data-x-0.{fmt}")
-    assert r.names == ALL_TYPES.names
-    got = pa.Table.from_batches(list(r.iter_batches(r.names, 64))).cast(data.schema)
-    assert got.to_pylist() == data.to_pylist()
-    some = pa.Table.from_batches(list(r.iter_batches(["dec30", "id"], 1000)))
-    assert some.column_names == ["dec30", "id"]
-    assert some.cast(pa.schema([ALL_TYPES.field("dec30"), ALL_TYPES.field("id")])).to_pylist() == \
-        data.select(["dec30", "id"]).to_pylist()
-    assert sum(b.num_rows for b in r.iter_batches([], 100)) == 300
-
-
-def test_codecs_are_paimons():
-    """`file.compression` as Paimon applies it: ORC takes the codec; Avro is `zstandard` for zstd and else
-    its `codec` option's default, snappy (which Java 0.9's oracle cannot write: its shaded Avro lacks
-    snappy-java, "Unrecognized codec: snappy", so snappy Avro is checked on our own files)."""
-    data = rows_for("orc", range(10))
-    for fmt, codec, expected in (("orc", "zstd", "ZSTD"), ("orc", "lz4", "LZ4"), ("orc", "GZIP", "ZLIB"),
-                                 ("orc", "none", "UNCOMPRESSED"), ("avro", "zstd", "zstandard"),
-                                 ("avro", "lz4", "snappy"), ("avro", "snappy", "snappy"), ("avro", "none", "null"),
-                                 ("parquet", "zstandard", "ZSTD"), ("parquet", "deflate", "GZIP"),
-                                 ("parquet", "uncompressed", "UNCOMPRESSED")):
-        buf = io.BytesIO()
-        w = DataFileWriter(buf, data.schema, fmt, codec)
-        w.write(data)
-        w.close()
-        buf.seek(0)
-        assert file_codec(buf, fmt) == expected, (fmt, codec)
-        buf.seek(0)
-        r = open_data_file(buf, f"data-x-0.{fmt}")
-        assert pa.Table.from_batches(list(r.iter_batches(r.names, 100))).cast(data.schema).to_pylist() == \
-            data.to_pylist()
-
-
-def file_codec(buf: io.BytesIO, fmt: str) -> str:
-    codec = {"orc": lambda: po.ORCFile(buf).compression, "avro": lambda: fastavro.reader(buf).codec,
-             "parquet": lambda: pq.ParquetFile(buf).metadata.row_group(0).column(0).compression}[fmt]()
-    buf.seek(0)
-    return codec
-
-
-@pytest.mark.parametrize("fmt", ["parquet", "orc", "avro"])
-def test_manifests_take_every_compression_name_paimon_has(fmt):
-    """`manifest.compression` with Paimon's names (any case) in each `manifest.format`: written in the codec
-    the name means there, and read back."""
-    from paimon_ds.manifest.files import MANIFEST_FILE_META_SCHEMA, manifest_bytes, read_avro
-    record = {"_VERSION": 2, "_FILE_NAME": "manifest-x-0", "_FILE_SIZE": 10, "_NUM_ADDED_FILES": 1,
-              "_NUM_DELETED_FILES": 0, "_SCHEMA_ID": 0,
-              "_PARTITION_STATS": {"_MIN_VALUES": b"", "_MAX_VALUES": b"", "_NULL_COUNTS": None}}
-    expected = {"parquet": {"zstd": "ZSTD", "gzip": "GZIP", "deflate": "GZIP", "snappy": "SNAPPY",
-                            "none": "UNCOMPRESSED"},
-                "orc": {"zstd": "ZSTD", "gzip": "ZLIB", "deflate": "ZLIB", "snappy": "SNAPPY", "none": "UNCOMPRESSED"},
-                "avro": {"zstd": "zstandard", "deflate": "deflate", "snappy": "snappy", "none": "null"}}[fmt]
-    for name, codec in expected.items():
-        data = manifest_bytes(MANIFEST_FILE_META_SCHEMA, [record], name.upper(), fmt)
-        assert file_codec(io.BytesIO(data), fmt) == codec, name
-        got = read_avro(data)
-        assert {k: got[0][k] for k in record} == record, name
-
-
-def test_format_by_name_and_level():
-    assert [format_of(n) for n in ("data-a-0.orc", "data-a-1.avro", "data-a-2.parquet", "x")] == \
-        ["orc", "avro", "parquet", "parquet"]
-    opts = Options({"file.format": "orc", "file.format.per.level": "0:avro, 5:parquet"})
-    assert [level_format(opts, lv) for lv in range(6)] == ["avro", "orc", "orc", "orc", "orc", "parquet"]
-    assert level_format(Options({}), 0) == "parquet"
-    opts = Options({"file.compression.per.level": "0:lz4"})
-    assert [level_compression(opts, lv) for lv in (0, 1)] == ["lz4", "zstd"]
 
 
 # --------------------------------------------------------------------------------------- oracle plans
@@ -508,18 +406,6 @@ def test_paimon_ds_writes_manifests_in_manifest_format(mfmt, index, tmp_path, ja
     assert {sniff_format(m.read_bytes()) for m in (Path(path) / "manifest").iterdir()} == {mfmt}
     assert as_rows(paimon_ds.Table.load(path).to_arrow()) == expected()
     assert as_rows(java_oracle.read(path)) == expected()
-
-
-def test_orc_refuses_pre_epoch_fractions(table_path):
-    """pyarrow's ORC writer gives timestamps before 1970 with a sub-second part negative nanoseconds, which Java
-    Paimon's ORC reader rejects (IllegalArgumentException): such rows are refused, nothing is committed."""
-    data = rows(range(3)).select(["id", "ts"])
-    t = paimon_ds.Table.for_write(table_path, data.schema, {"file.format": "orc"})
-    w = t.new_write()
-    with pytest.raises(ValueError, match="'ts' has timestamps before 1970 with a fraction of a second"):
-        w.write_arrow(data)
-        w.prepare_commit()
-    assert not (Path(table_path) / "snapshot").exists()
 
 
 def test_orc_and_avro_tables_on_s3(s3_table):
