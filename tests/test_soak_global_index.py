@@ -27,7 +27,7 @@ from paimon_ds.io.names import DataFileNamer
 from paimon_ds.mergetree.files import KeyValueFileWriter
 from paimon_ds.mergetree.kv import DELETE, KeyValueLayout
 from paimon_ds.operation.messages import CommitMessage
-from tests.index.test_global_index import SCHEMA, create_table
+from tests.index.test_cross_partition import SCHEMA, create_table
 
 pytestmark = pytest.mark.soak
 
@@ -73,8 +73,8 @@ BOOTSTRAP_SCRIPT = textwrap.dedent("""
     import numpy as np, pyarrow as pa
     sys.path.insert(0, sys.argv[1])
     from paimon_ds import Table
-    from paimon_ds.index.global_index import GlobalIndexAssigner
-    from tests.index.test_global_index import SCHEMA
+    from paimon_ds.operation.index_bootstrap import GlobalIndexAssigner
+    from tests.index.test_cross_partition import SCHEMA
     def peak():
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     table = Table.load(sys.argv[2])

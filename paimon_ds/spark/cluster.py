@@ -59,7 +59,7 @@ def write(df: DataFrame, path: str, mode: str = "append", options: dict[str, Any
         writer_df = _with_fixed_buckets(df, table, n).repartition(n, *table.partition_keys, BUCKET_COLUMN) \
             .drop(BUCKET_COLUMN)
     elif table.schema.primary_keys:
-        from ..index.global_index import is_cross_partition
+        from ..index.cross_partition import is_cross_partition
         from .types import spark_schema
         # the assigners hash keys as the table types them; a row-kind column (row-level changes) goes along
         df = df.select(*[df[f.name].cast(f.dataType).alias(f.name) for f in spark_schema(table.arrow_schema())],
@@ -172,7 +172,8 @@ def _with_global_index_buckets(df: DataFrame, table: Table, channels: int, overw
                                kind_column: str | None = None) -> DataFrame:
     """Cross-partition upsert: route by key hash to global-index assigners (each bootstraps its keys from
     the table); they give each row its (partition, bucket) and a row kind, and -D rows for keys that moved."""
-    from ..index.global_index import GlobalIndexAssigner, row_channels
+    from ..index.keys import row_channels
+    from ..operation.index_bootstrap import GlobalIndexAssigner
     if overwrite:
         raise ValueError("overwrite of a cross-partition upsert table is not supported: its keys may live in any "
                          "partition; delete the rows (paimon_ds.delete) and append instead")

@@ -176,7 +176,7 @@ def refuse_cross_partition(table: Table, entry: str) -> None:
     global key index, bootstrapped from the data. paimon_ds.write builds it once per assigner of its shuffle;
     without a shuffle every task of the write would have to build the whole index (at 100M keys 125 s and
     3.3 GB of disk each, see the README), so these writes are refused instead."""
-    from ..index.global_index import is_cross_partition
+    from ..index.cross_partition import is_cross_partition
     if table.schema.primary_keys and table.bucket == -1 and is_cross_partition(table.schema):
         missing = [k for k in table.partition_keys if k not in table.schema.primary_keys]
         raise OptionError(

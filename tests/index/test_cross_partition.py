@@ -1,9 +1,11 @@
-"""Cross-partition upsert core (paimon_ds/index/global_index.py): the disk-backed key index, IndexBootstrap,
-the crosspartition BucketAssigner and GlobalIndexAssigner with its three existing-key processors.
+"""Cross-partition upsert assigner (paimon_ds/index/cross_partition.py): the crosspartition BucketAssigner and
+the global-index assigner with its three existing-key processors, against Paimon's cases and reference models.
 
 Tables are real cross-partition tables on disk (primary key without the partition key, bucket = -1). The
 public write path refuses them until the Spark shuffle lands, so the tests create the schema file and write
-the assigner's output bucket by bucket through MergeTreeWriter and TableCommit (``write_assigned``).
+the assigner's output bucket by bucket through MergeTreeWriter and TableCommit (``write_assigned``). The
+helpers here serve the other tests of the cross-partition index too (test_keys, test_key_index,
+tests/operation/test_index_bootstrap.py, tests/test_soak_global_index.py).
 """
 
 from __future__ import annotations
@@ -23,26 +25,17 @@ from paimon_ds import Table
 from paimon_ds.format.binary_row import serialize_row
 from paimon_ds.format.partition import partition_path
 from paimon_ds.fs import FileIO
-from paimon_ds.index.global_index import (
-    BOOTSTRAP_SCHEMA,
-    BUCKET_COLUMN,
-    DUPLICATE_KEYS,
-    PARTITION_COLUMN,
+from paimon_ds.index.bucket_assigner import BUCKET_COLUMN
+from paimon_ds.index.cross_partition import (
     ROW_KIND_COLUMN,
     BucketAssigner,
-    GlobalIndexAssigner,
-    IndexBootstrap,
-    KeyIndex,
-    KeySet,
-    encode_keys,
-    key_channels,
-    parse_duration_seconds,
-    row_channels,
 )
+from paimon_ds.index.keys import encode_keys
 from paimon_ds.io.names import DataFileNamer
 from paimon_ds.mergetree.kv import ROW_KINDS
 from paimon_ds.mergetree.merge import merge_engine
 from paimon_ds.mergetree.writer import MergeTreeWriter
+from paimon_ds.operation.index_bootstrap import GlobalIndexAssigner
 from paimon_ds.operation.messages import CommitMessage
 from paimon_ds.operation.write import BucketRestore
 from paimon_ds.options import table_options
@@ -432,128 +425,6 @@ def test_input_row_kinds_and_rowkind_field(tmp_path):
         assert emitted(b.process(batch((3, 1, 11, "+I", "+I"), schema=in_schema))) == [(3, 1, 11, "+I", 0, "+I")]
 
 
-# ------------------------------------------------------------------------------------ bootstrap
-
-def test_key_liveness_rules(tmp_path):
-    """Which keys a bootstrap indexes, per merge engine, from several sorted runs of one bucket."""
-    from paimon_ds.index.global_index import _KeyLiveness
-    from paimon_ds.mergetree.kv import KeyValueLayout
-    from paimon_ds.options import Options
-    # per key: the records in sequence order (kinds); the newest last
-    records = {1: ["+I"], 2: ["+I", "-D"], 3: ["-D", "+I"], 4: ["+I", "-U"], 5: ["-D"], 6: ["+I", "-D", "-U"]}
-    expected = {"deduplicate": {1, 3}, "partial-update": {1, 3, 4}, "aggregation": {1, 2, 3, 4, 5, 6},
-                "first-row": {1, 2, 3, 4, 6}, "ignore-delete": {1, 2, 3, 4, 6}}
-    for name, alive in expected.items():
-        opts = {"merge-engine": "deduplicate", "ignore-delete": "true"} if name == "ignore-delete" else \
-            {"merge-engine": name, "partial-update.remove-record-on-delete": "true"}
-        ts = TableSchema.from_arrow(SCHEMA, ["pt"], ["pk"], {"bucket": "-1", **opts})
-        engine = _KeyLiveness(ts, Options(ts.options))
-        layout = KeyValueLayout(ts)
-        rows = [(k, seq, ROW_KINDS[kind]) for k, kinds in records.items() for seq, kind in enumerate(kinds)]
-        kv = pa.table({"_KEY_pk": pa.array([r[0] for r in rows], pa.int32()),
-                       "_SEQUENCE_NUMBER": pa.array([r[1] for r in rows], pa.int64()),
-                       "_VALUE_KIND": pa.array([r[2] for r in rows], pa.int8())})
-        merged = engine.merge(layout.sort(kv), drop_retract=False)
-        assert set(merged.column("_KEY_pk").to_pylist()) == alive, name
-        assert set(merged.column("_VALUE_KIND").to_pylist()) <= {0}
-        single = pa.table({"_KEY_pk": pa.array([1, 2], pa.int32()), "_SEQUENCE_NUMBER": pa.array([0, 0], pa.int64()),
-                           "_VALUE_KIND": pa.array([0, 3], pa.int8())})
-        mask = engine.alive_rows(single)
-        assert (mask is None) == (name == "aggregation") and (mask is None or mask.tolist() == [True, False])
-
-
-def test_bootstrap_indexes_live_keys_of_merged_runs(tmp_path):
-    """Several commits (one level-0 run each) with moves and deletes: the bootstrap indexes exactly the live
-    keys at their (partition, bucket), counts keys per bucket, and splits keys between assigners by key hash
-    and buckets between readers by bucket id."""
-    path = str(tmp_path / "t")
-    schema = SCHEMA.append(pa.field("kind", pa.string()))
-    table = create_table(path, **{"dynamic-bucket.target-row-num": "5"})
-    rng = random.Random(3)
-    with GlobalIndexAssigner(table, str(tmp_path / "w"), row_kind_column="kind") as a:
-        a.bootstrap()
-        for _ in range(6):
-            rows = [(*r, "-D" if rng.random() < 0.15 else "+I") for r in random_rows(rng, 60, keys=80, parts=3)]
-            write_assigned(table, a.process(batch(*rows, schema=schema)))
-    live = live_buckets(path)
-    assert 30 < len(live) < 80  # some keys deleted, some never written
-    assert max(len(s.files) for s in Table.load(path).new_scan().plan()) > 1  # merged runs are read
-    keys = [(k,) for k in range(80)]
-    key_schema = pa.schema([SCHEMA.field("pk")])
-    union: dict = {}
-    for n, i in [(1, 0), (3, 0), (3, 1), (3, 2)]:
-        with GlobalIndexAssigner(Table.load(path), str(tmp_path / "w"), n, i) as b:
-            loaded = b.bootstrap()
-            got = index_entries(b, keys, ["pk"], key_schema)
-            assert loaded == len(got)
-            mine = {k for k in live
-                    if key_channels(encode_keys(batch((0, k, 0)), ["pk"], [b.schema.field("pk").type]), n)[0] == i}
-            assert got == {(k,): ((live[k][0],), live[k][1]) for k in mine}
-            counts = Counter((pt, bk) for k, (pt, bk) in live.items() if k in mine)
-            assert {(b.partition_values(p)[0], bk): c for p, bs in b.buckets.stats.items()
-                    for bk, c in bs.items()} == dict(counts)
-            if n == 3:
-                assert not set(got) & set(union)
-                union.update(got)
-    assert len(union) == len(live)
-    boot = IndexBootstrap(Table.load(path))
-    by_reader = [{(r[PARTITION_COLUMN], r[BUCKET_COLUMN]) for b in boot.read(2, j) for r in b.to_pylist()}
-                 for j in range(2)]
-    assert all(bk % 2 == j for j in range(2) for _, bk in by_reader[j])
-    assert sum(b.num_rows for b in boot.read()) == len(live)
-    assert boot.snapshot_id == Table.load(path).latest_snapshot().id
-    assert next(boot.read()).schema == BOOTSTRAP_SCHEMA
-
-
-def test_bootstrap_fails_on_duplicate_keys(tmp_path):
-    """A key living in two partitions (two jobs wrote the table) fails the bootstrap as in Paimon."""
-    path = str(tmp_path / "t")
-    table = create_table(path)
-    write_assigned(table, pa.RecordBatch.from_pylist(
-        [{"pt": 1, "pk": 7, "col": 1, BUCKET_COLUMN: 0, ROW_KIND_COLUMN: "+I"},
-         {"pt": 2, "pk": 7, "col": 2, BUCKET_COLUMN: 0, ROW_KIND_COLUMN: "+I"}]))
-    with GlobalIndexAssigner(Table.load(path), str(tmp_path / "w")) as a:
-        with pytest.raises(RuntimeError, match="contains duplicates"):
-            a.bootstrap()
-    assert "duplicates" in DUPLICATE_KEYS
-
-
-@pytest.mark.parametrize("buffer", [1 << 30, 300_000])
-def test_bootstrap_load_sorts_externally(tmp_path, buffer):
-    """Bootstrap keys arrive in any order and in pieces: loaded at once (all in the buffer) or spilled as
-    sorted runs per key length and k-way merged into the index; a key given twice fails, even across runs."""
-    table = create_table(str(tmp_path / "t"), pa.schema([pa.field("pt", pa.int32()),
-                                                         pa.field("pk", pa.string(), nullable=False)]))
-    rng = np.random.default_rng(2)
-    ids = rng.permutation(60_000)
-    names = [("k" * (i % 3 * 6)) + str(i) for i in ids.tolist()]  # 8, 16 and 24-byte keys, inline or not
-    keys = encode_keys(pa.RecordBatch.from_pydict({"pk": names}), ["pk"], [table.schema.field("pk").type])
-    parts = pa.array([serialize_row([p], [table.schema.field("pt").type]) for p in range(4)]).take(ids % 4)
-    buckets = (ids % 7).astype(np.int32)
-    with GlobalIndexAssigner(table, str(tmp_path / "w"), bootstrap_buffer_bytes=buffer) as a:
-        for s in range(0, len(ids), 7_000):
-            a.bootstrap_keys(pa.RecordBatch.from_arrays(
-                [keys.slice(s, 7_000), parts.slice(s, 7_000), pa.array(buckets[s:s + 7_000])],
-                schema=BOOTSTRAP_SCHEMA))
-        assert (a._runs is not None) == (buffer < 1 << 20)
-        a.end_bootstrap()
-        assert a._runs is None and not os.path.exists(os.path.join(a.directory, "runs"))
-        found, packed = a.index.get(keys)
-        assert found.all()
-        assert [a.partition_values(v >> 32)[0] for v in packed.tolist()] == (ids % 4).tolist()
-        assert (packed & 0xFFFFFFFF).tolist() == buckets.tolist()
-        assert a.index.size == len(ids)
-        assert stats_by_value(a) == {p: dict(Counter(b for i, b in zip(ids.tolist(), buckets.tolist()) if i % 4 == p))
-                                     for p in range(4)}
-    with GlobalIndexAssigner(table, str(tmp_path / "w"), bootstrap_buffer_bytes=buffer) as a:
-        for s in (0, 30_000, 29_999):  # the key at 29_999 comes twice, in different runs when spilling
-            a.bootstrap_keys(pa.RecordBatch.from_arrays(
-                [keys.slice(s, 30_000), parts.slice(s, 30_000), pa.array(buckets[s:s + 30_000])],
-                schema=BOOTSTRAP_SCHEMA).slice(0, 30_000 if s != 29_999 else 1))
-        with pytest.raises(RuntimeError, match="contains duplicates"):
-            a.end_bootstrap()
-
-
 def test_key_with_partition_field_and_variable_length_keys(tmp_path):
     """Primary key (id, region) with partitions (dt, region): the key's region comes from the partition at
     bootstrap; string ids of many lengths (inline and out-of-line BinaryRow strings) in one batch."""
@@ -583,84 +454,6 @@ def test_key_with_partition_field_and_variable_length_keys(tmp_path):
             [("d2", "east", "x" * 40, 5, 0, "-D"), ("d3", "east", "x" * 40, 5, 0, "+I")]
 
 
-def test_channels_are_paimons_key_hash(tmp_path):
-    """row_channels (input rows) and key_channels (bootstrap keys) agree: abs(BinaryRow hash % n)."""
-    from paimon_ds.format.bucket import bucket_ids
-    table = create_table(str(tmp_path / "t"))
-    rows = batch(*[(k % 3, k * 7919 - 50_000, k) for k in range(500)])
-    for n in (1, 2, 5):
-        by_rows = row_channels(table.schema, rows, n)
-        by_keys = key_channels(encode_keys(rows, ["pk"], [table.schema.field("pk").type]), n)
-        assert by_rows.tolist() == by_keys.tolist()
-        assert by_rows.tolist() == bucket_ids([rows.column(1)], [table.schema.field("pk").type], n).tolist()
-        assert set(by_rows.tolist()) == set(range(n))
-
-
-# ------------------------------------------------------------------------------------ TTL
-
-def test_index_ttl(tmp_path):
-    """cross-partition-upsert.index-ttl: an entry expires that long after it was written (a new key or a
-    move writes it; an update in place does not); the bootstrap skips buckets without a recent file and
-    stamps what it loads with the bootstrap time."""
-    now = [1_000_000.0]
-    path = str(tmp_path / "t")
-    table = create_table(path, **{"cross-partition-upsert.index-ttl": "100 s"})
-    with GlobalIndexAssigner(table, str(tmp_path / "w"), clock=lambda: now[0]) as a:
-        a.bootstrap()
-        write_assigned(table, a.process(batch((1, 1, 1), (1, 2, 2))))
-        now[0] += 90
-        assert emitted(a.process(batch((1, 1, 3)))) == [(1, 1, 3, 0, "+I")]  # in place: no refresh
-        assert emitted(a.process(batch((2, 2, 3)))) == [(1, 2, 3, 0, "-D"), (2, 2, 3, 0, "+I")]  # moved at +90
-        now[0] += 20  # key 1 written at +0 has expired; key 2 (+90) has not
-        assert emitted(a.process(batch((2, 1, 4), (3, 2, 4)))) == \
-            [(2, 1, 4, 0, "+I"), (2, 2, 4, 0, "-D"), (3, 2, 4, 0, "+I")]
-    files_ms = [f.creation_time.timestamp() * 1000 for s in table.new_scan().plan() for f in s.files]
-    created = max(files_ms) / 1000
-    for offset, loaded in [(50, 2), (99, 2), (101, 0)]:
-        clock = [created + offset]
-        with GlobalIndexAssigner(Table.load(path), str(tmp_path / "w"), clock=lambda c=clock: c[0]) as b:
-            assert b.bootstrap() == loaded
-            if loaded:
-                clock[0] += 100  # loaded at the bootstrap time: alive for 100 s from then
-                assert emitted(b.process(batch((5, 1, 0))))[0][4] == "-D"
-                clock[0] += 1
-                assert emitted(b.process(batch((6, 2, 0)))) == [(6, 2, 0, 0, "+I")]
-    assert parse_duration_seconds("100 s") == 100 and parse_duration_seconds("2 days") == 172800
-    assert parse_duration_seconds("1h") == 3600 and parse_duration_seconds("500") == 0.5
-    assert parse_duration_seconds("30 min") == 1800 and parse_duration_seconds("7 d") == 604800
-    with pytest.raises(ValueError):
-        parse_duration_seconds("ten s")
-
-
-# ------------------------------------------------------------------------------------ store
-
-def test_key_index_store(tmp_path):
-    """Mixed key lengths in one call; replace; bulk load refuses an existing key."""
-    os.makedirs(tmp_path / "i")
-    idx = KeyIndex(str(tmp_path / "i"), 1 << 20)
-    raw = [b"\0" * 8, b"a" * 16, b"b" * 16, b"c" * 24, b"\1" * 8, b"a" * 16]
-    keys, kid = KeySet.of_array(pa.array(raw, pa.large_binary()))
-    assert len(keys) == 5 and kid[1] == kid[5]
-    assert keys.to_arrow().to_pylist() == [b"\0" * 8, b"\1" * 8, b"a" * 16, b"b" * 16, b"c" * 24]  # by length, bytes
-    values = np.empty(5, np.int64)
-    values[kid] = [1, 2, 3, 4, 5, 2]
-    idx.put(keys, values, new_only=True)
-    probe = pa.array([b"b" * 16, b"zz" * 8, b"\1" * 8, b"c" * 24, b"\0" * 16, b"b" * 16], pa.binary())
-    found, got = idx.get(probe.slice(0))
-    assert found.tolist() == [True, False, True, True, False, True] and got[found].tolist() == [3, 5, 4, 3]
-    assert idx.get(probe.slice(2, 2))[1].tolist() == [5, 4]  # a slice of a buffer
-    again, _ = KeySet.of_array(pa.array([b"b" * 16], pa.large_binary()))
-    idx.put(again, np.array([9 << 32 | 7]))
-    assert idx.get(pa.array([b"b" * 16], pa.large_binary()))[1].tolist() == [9 << 32 | 7]
-    assert keys.take(np.array([1, 3])).to_arrow().to_pylist() == [b"\1" * 8, b"b" * 16]
-    import sqlite3
-    with pytest.raises(sqlite3.IntegrityError):
-        idx.put(KeySet.of_array(pa.array([b"c" * 24], pa.large_binary()))[0], np.array([0]), new_only=True)
-    with pytest.raises(ValueError, match="not a BinaryRow"):
-        idx.get(pa.array([b"abc"], pa.large_binary()))
-    idx.close()
-
-
 def test_refuses_tables_that_are_not_cross_partition(tmp_path):
     with pytest.raises(SchemaError, match="not a cross-partition"):
         GlobalIndexAssigner(create_table(str(tmp_path / "a"), pk=("pk", "pt")), str(tmp_path / "w"))
@@ -674,8 +467,8 @@ MEMORY_SCRIPT = textwrap.dedent("""
     import os, resource, sys, time
     import numpy as np, pyarrow as pa
     sys.path.insert(0, sys.argv[1])
-    from tests.index.test_global_index import create_table, SCHEMA
-    from paimon_ds.index.global_index import GlobalIndexAssigner
+    from tests.index.test_cross_partition import create_table, SCHEMA
+    from paimon_ds.operation.index_bootstrap import GlobalIndexAssigner
     n, cache = int(sys.argv[3]), int(sys.argv[4])
     table = create_table(sys.argv[2] + "/t", **{"dynamic-bucket.target-row-num": "100000"})
     def peak():
