@@ -1,4 +1,8 @@
-"""paimon_ds: Apache Paimon tables from PySpark through the Python Data Source API."""
+"""paimon_ds: Apache Paimon tables from PySpark through the Python Data Source API.
+
+The public API: the core (Catalog, Table, procedures) and the Spark entry points, each defined in
+paimon_ds.spark and imported when called, so that the core can be used without pyspark installed.
+"""
 
 from __future__ import annotations
 
@@ -24,30 +28,22 @@ def register(spark: SparkSession) -> None:
     (`spark.newSession()` too). It binds the session's `spark.hadoop.fs.s3a.*` settings into the source: call it
     again after changing them. On Connect it first ships the package to the server as a session artifact
     (paimon_ds.spark.connect), so nothing of ours need be installed there for batch reads and writes."""
-    from .spark.connect import is_connect, ship_package, shipped
-    from .spark.session import register_source
-    from .spark.source import source_for_session
-    source = source_for_session(spark)
-    if is_connect(spark):
-        ship_package(spark)  # for batch tasks
-        source = shipped(source)  # for streaming, whose workers Spark does not give the artifact
-    # Spark refuses a Python reader with pushFilters() unless this (off by default) is on; a runtime SQL conf
-    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
-    register_source(spark, source)
+    from .spark.session import register as register_paimon  # pyspark: optional for the core, loaded on use
+    register_paimon(spark)
 
 
 def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] | None = None):
     """Make every table of a Paimon warehouse (`<warehouse>/<db>.db/<table>`) a named table of the session,
     for plain `spark.sql` (INSERT INTO / OVERWRITE, SELECT, SHOW TABLES, DESCRIBE) and
     `spark.read.table` / `saveAsTable`. Returns the warehouse's Catalog; call again after creating tables."""
-    from .spark.catalog import attach as attach_catalog
+    from .spark.catalog import attach as attach_catalog  # pyspark: loaded on use
     return attach_catalog(spark, warehouse, storage_options)
 
 
 def session(app_name: str = "paimon_ds", master: str | None = None, conf: dict[str, Any] | None = None,
             ) -> SparkSession:
     """A SparkSession configured from conf/spark-defaults.conf, with `paimon` registered."""
-    from .spark.session import build_session
+    from .spark.session import build_session  # pyspark: loaded on use
     return build_session(app_name, master, conf)
 
 
@@ -58,7 +54,7 @@ def write(df: Any, path: str, mode: str = "append", options: dict[str, Any] | No
     Each bucket then has one writer per commit, which compacts it inline (universal compaction),
     so primary-key tables keep few sorted runs without a separate compaction job.
     """
-    from .spark.cluster import write as clustered_write
+    from .spark.cluster import write as clustered_write  # pyspark: loaded on use
     clustered_write(df, path, mode, options, parallelism)
 
 
@@ -66,7 +62,7 @@ def foreach_batch_writer(path: str, commit_user: str, options: dict[str, Any] | 
                          parallelism: int | None = None):
     """For `df.writeStream.foreachBatch(...)`: each micro-batch written as paimon_ds.write writes (the shuffle
     dynamic-bucket and cross-partition tables need) and committed exactly once per batch id."""
-    from .spark.cluster import foreach_batch_writer as make
+    from .spark.cluster import foreach_batch_writer as make  # pyspark: loaded on use
     return make(path, commit_user, options, parallelism)
 
 
@@ -77,7 +73,7 @@ def compact(spark: SparkSession, path: str, full: bool = False, options: dict[st
     Primary-key tables: universal compaction of each bucket's sorted runs (``full``: into one run).
     Append tables: small files rewritten into files of `target-file-size` (``full``: all of them).
     ``partitions``: only these, as `dt=x,hr=1;dt=y` or a list of {key: value} dicts."""
-    from .spark.cluster import compact as run_compact
+    from .spark.cluster import compact as run_compact  # pyspark: loaded on use
     return run_compact(spark, path, full, options, partitions)
 
 
@@ -87,7 +83,7 @@ def sql(spark: SparkSession, statement: str, warehouse: str | None = None):
     CREATE TABLE AS SELECT, ALTER TABLE, DROP TABLE, CREATE / DROP DATABASE, CALL sys.<procedure>(...),
     DELETE, UPDATE, MERGE INTO and INSERT ... PARTITION (...). Other statements go to spark.sql.
     Returns a DataFrame for queries and procedures, else None. Needs a classic (non-Connect) session."""
-    from .spark.sql import run
+    from .spark.sql_router import run  # pyspark: loaded on use
     return run(spark, statement, warehouse)
 
 
@@ -112,14 +108,14 @@ def read(spark: SparkSession, path: str, snapshot_id: int | None = None, timesta
 def delete(spark: SparkSession, path: str, condition: Any = None, storage_options: dict[str, Any] | None = None):
     """DELETE the rows where ``condition`` (a SQL expression string or a Column) holds; None: every row.
     Returns the new snapshot, or None if no row matched. See paimon_ds.spark.rowlevel."""
-    from .spark.rowlevel import delete as run
+    from .spark.rowlevel import delete as run  # pyspark: loaded on use
     return run(spark, path, condition, storage_options)
 
 
 def update(spark: SparkSession, path: str, assignments: dict[str, Any], condition: Any = None,
            storage_options: dict[str, Any] | None = None):
     """UPDATE ... SET ``assignments`` ({column: SQL expression or Column}) WHERE ``condition``."""
-    from .spark.rowlevel import update as run
+    from .spark.rowlevel import update as run  # pyspark: loaded on use
     return run(spark, path, assignments, condition, storage_options)
 
 
@@ -128,7 +124,7 @@ def merge(spark: SparkSession, path: str, source: Any, on: Any, when_matched=(),
           storage_options: dict[str, Any] | None = None):
     """MERGE INTO the table USING a DataFrame ON ``on``, with clauses Update / Delete / Insert (SQL semantics):
     `merge(spark, path, df, "t.id = s.id", [Update()], [Insert()])` is an upsert."""
-    from .spark.rowlevel import merge as run
+    from .spark.rowlevel import merge as run  # pyspark: loaded on use
     return run(spark, path, source, on, when_matched, when_not_matched, when_not_matched_by_source,
                target_alias, source_alias, storage_options)
 
@@ -136,7 +132,7 @@ def merge(spark: SparkSession, path: str, source: Any, on: Any, when_matched=(),
 def __getattr__(name: str):
     # MERGE clauses, without importing pyspark for users of the core
     if name in ("Update", "Delete", "Insert"):
-        from .spark import rowlevel
+        from .spark import rowlevel  # pyspark: loaded on use
         return getattr(rowlevel, name)
     raise AttributeError(f"module 'paimon_ds' has no attribute {name!r}")
 
@@ -145,7 +141,7 @@ def system_table(spark: SparkSession, path: str, name: str, storage_options: dic
     """A Paimon system table (snapshots, schemas, options, files, manifests, partitions, buckets, tags) of the
     table at ``path`` as a DataFrame, computed when read. After attach(), SQL sees them as
     ``global_temp.`db.table$snapshots``` etc. Core (no Spark): paimon_ds.system_tables.system_table."""
-    from .spark.system import system_table as run
+    from .spark.system import system_table as run  # pyspark: loaded on use
     return run(spark, path, name, storage_options)
 
 

@@ -14,12 +14,14 @@ import hashlib
 import re
 from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from ..catalog import Catalog, CatalogError
+from .options import session_storage, storage_job_options
 from .session import register_source
-from .source import PaimonDataSource, session_storage, storage_job_options
-from .system import drop_system_views, register_system_views
+from .source import PaimonDataSource
+from .system import drop_system_views, global_temp_database, quote, register_system_views
 
 # Session conf entries `paimon_ds.attached.<db>.<table>` = the source a session table uses (Spark does
 # not show a Python source table's provider), so a second attach knows what it attached before.
@@ -57,10 +59,6 @@ def bound_source(path: str, name: str, storage_options: dict[str, Any] | None = 
 
     BoundPaimonTable.__name__ = BoundPaimonTable.__qualname__ = name
     return BoundPaimonTable
-
-
-def quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] | None = None) -> Catalog:
@@ -106,22 +104,17 @@ def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] 
     return catalog
 
 
-def _global_db(spark: SparkSession) -> str:
-    return spark.conf.get("spark.sql.globalTempDatabase", "global_temp") or "global_temp"
-
-
 def _made_by_attach(spark: SparkSession) -> dict[tuple[str, str], str]:
     """(database, lower-case table) -> source, of the session tables attach() made in any session."""
-    from pyspark.errors import AnalysisException
     try:
-        rows = spark.table(f"{quote(_global_db(spark))}.{quote(ATTACHED_VIEW)}").collect()
+        rows = spark.table(f"{quote(global_temp_database(spark))}.{quote(ATTACHED_VIEW)}").collect()
     except AnalysisException:
         return {}
     return {(r.database, r.table): r.source for r in rows}
 
 
 def _record_attached(spark: SparkSession, made: dict[tuple[str, str], str]) -> None:
-    view = f"{quote(_global_db(spark))}.{quote(ATTACHED_VIEW)}"
+    view = f"{quote(global_temp_database(spark))}.{quote(ATTACHED_VIEW)}"
     if not made:
         spark.sql(f"DROP VIEW IF EXISTS {view}")
         return

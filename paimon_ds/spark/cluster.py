@@ -9,6 +9,8 @@ compact(): the dedicated compaction job, one Spark task per bucket worth compact
 from __future__ import annotations
 
 import pickle
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -20,19 +22,31 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from ..format.bucket import bucket_ids
 from ..format.partition import partition_filter
+from ..index.bucket_assigner import (
+    DynamicBucketAssigner,
+    assigner_ids,
+    default_num_assigners,
+    key_hashes,
+    partition_hashes,
+)
+from ..index.cross_partition import is_cross_partition
+from ..index.keys import row_channels
 from ..operation.compact import plan_compaction, run_compaction
+from ..operation.index_bootstrap import GlobalIndexAssigner
 from ..snapshot import Snapshot
 from ..table import Table
 from ..types import conform_array
-from .source import (
+from .connect_shim import ShippedFunction
+from .options import (
     BASE_SNAPSHOT_OPTION,
+    BUCKET_COLUMN,
+    CLUSTERED_OPTION,
     COMMIT_IDENTIFIER_OPTION,
     COMMIT_USER_OPTION,
     ROW_KIND_COLUMN_OPTION,
     session_storage,
 )
-from .types import input_arrow_schema
-from .write import BUCKET_COLUMN, CLUSTERED_OPTION
+from .types import input_arrow_schema, spark_schema
 
 CHANNEL_COLUMN = "_paimon_ds_channel"  # a row's bucket-assigner channel
 ROW_KIND_COLUMN = "_paimon_ds_row_kind"  # cross-partition upserts: -D rows for keys that left a partition
@@ -59,8 +73,6 @@ def write(df: DataFrame, path: str, mode: str = "append", options: dict[str, Any
         writer_df = _with_fixed_buckets(df, table, n).repartition(n, *table.partition_keys, BUCKET_COLUMN) \
             .drop(BUCKET_COLUMN)
     elif table.schema.primary_keys:
-        from ..index.cross_partition import is_cross_partition
-        from .types import spark_schema
         # the assigners hash keys as the table types them; a row-kind column (row-level changes) goes along
         df = df.select(*[df[f.name].cast(f.dataType).alias(f.name) for f in spark_schema(table.arrow_schema())],
                        *([kind_column] if kind_column else []))
@@ -96,7 +108,6 @@ def foreach_batch_writer(path: str, commit_user: str, options: dict[str, Any] | 
         write(batch, path, "append", {**(options or {}), COMMIT_USER_OPTION: commit_user,
                                        COMMIT_IDENTIFIER_OPTION: str(batch_id)}, parallelism)
 
-    from .connect_shim import ShippedFunction
     return ShippedFunction(write_batch)  # on Connect it runs in a server process that cannot import paimon_ds
 
 
@@ -142,13 +153,6 @@ def _per_channel(batch: pa.RecordBatch) -> Iterator[tuple[int, pa.RecordBatch]]:
 def _with_dynamic_buckets(df: DataFrame, table: Table, snapshot_id: int | None, channels: int,
                           overwrite: bool) -> DataFrame:
     """HASH_DYNAMIC: route by (partition, key) hash to HashBucketAssigner channels; each gives buckets."""
-    from ..index.bucket_assigner import (
-        DynamicBucketAssigner,
-        assigner_ids,
-        default_num_assigners,
-        key_hashes,
-        partition_hashes,
-    )
     num_assigners = min(default_num_assigners(table, channels), channels)
 
     def channel_of(b: pa.RecordBatch) -> np.ndarray:
@@ -172,8 +176,6 @@ def _with_global_index_buckets(df: DataFrame, table: Table, channels: int, overw
                                kind_column: str | None = None) -> DataFrame:
     """Cross-partition upsert: route by key hash to global-index assigners (each bootstraps its keys from
     the table); they give each row its (partition, bucket) and a row kind, and -D rows for keys that moved."""
-    from ..index.keys import row_channels
-    from ..operation.index_bootstrap import GlobalIndexAssigner
     if overwrite:
         raise ValueError("overwrite of a cross-partition upsert table is not supported: its keys may live in any "
                          "partition; delete the rows (paimon_ds.delete) and append instead")
@@ -183,7 +185,6 @@ def _with_global_index_buckets(df: DataFrame, table: Table, channels: int, overw
         return row_channels(table.schema, b, channels)
 
     def assign(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        import tempfile
         assigners: dict[int, GlobalIndexAssigner] = {}
         work = tempfile.mkdtemp(prefix="paimon_ds-index-")
         try:
@@ -200,7 +201,6 @@ def _with_global_index_buckets(df: DataFrame, table: Table, channels: int, overw
         finally:
             for assigner in assigners.values():
                 assigner.close()
-            import shutil
             shutil.rmtree(work, ignore_errors=True)
 
     out_schema = StructType([f for f in df.schema.fields if f.name != kind_column]

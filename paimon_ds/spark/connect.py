@@ -9,7 +9,8 @@ pyarrow: paimon_ds.format.avro_codecs). Not shipped: s3fs (botocore alone is ~80
 aiohttp is compiled), so S3 tables under Connect need s3fs installed on the server.
 
 Spark 4.3 does not give streaming tasks a session's artifacts: for them the same zip travels inside the
-pickles of the registered source (paimon_ds.spark.connect_shim).
+pickles of the registered source (paimon_ds.spark.connect_shim, which builds on this module; nothing here
+imports pyspark).
 """
 
 from __future__ import annotations
@@ -60,8 +61,7 @@ def artifact_zip() -> Path:
     """A zip of SHIPPED_PACKAGES (Python sources and package data), named by its content's hash: the same
     sources give the same name, which Spark accepts again within a session; changed sources a new one.
     Where paimon_ds itself runs from such a zip (a server process it was shipped to), that zip."""
-    import paimon_ds
-    loaded_from = Path(paimon_ds.__file__).parent.parent
+    loaded_from = Path(__file__).parents[2]  # above paimon_ds/spark/connect.py: a folder, or that zip
     if loaded_from.is_file() and zipfile.is_zipfile(loaded_from):
         return loaded_from
     buf = io.BytesIO()
@@ -89,10 +89,3 @@ def ship_package(spark: Any) -> None:
         return
     spark.addArtifacts(str(artifact_zip()), pyfile=True)
     _SHIPPED_TO.add(session_id)
-
-
-def shipped(source: type) -> type:
-    """``source`` wrapped so that it carries the package to workers without the artifact (connect_shim)."""
-    from .connect_shim import shipped_source
-    zip_path = artifact_zip()
-    return shipped_source(source, zip_path.name, zip_path.read_bytes())

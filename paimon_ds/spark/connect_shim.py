@@ -4,7 +4,7 @@ Spark 4.3 gives a Connect session's artifacts to batch tasks only: the workers t
 source, run micro-batch tasks and commit a streaming write cannot import paimon_ds from them. So on
 Connect, register() registers a shim instead of PaimonDataSource: a DataSource whose class carries the
 package zip (paimon_ds.spark.connect.artifact_zip) as bytes, and whose stream reader and writer are shims
-of the same kind. Every class and function here is pickled by value (their module name exists nowhere,
+of the same kind. Every shim class and function is pickled by value (their module name exists nowhere,
 so cloudpickle cannot pickle them by reference), so unpickling one needs nothing of ours. Each shim
 unpacks the zip onto sys.path (once per process; the file is named by its hash) before it unpickles
 the real object it wraps. Spark unpickles the data source (or the shim writer/reader) before anything
@@ -16,6 +16,7 @@ function (paimon_ds.foreach_batch_writer) is a ShippedFunction, which travels th
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
 import sys
@@ -24,6 +25,8 @@ from typing import Any
 
 from pyspark import cloudpickle
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, DataSourceStreamWriter
+
+from .connect import artifact_zip
 
 try:  # pyspark >= 4.1
     from pyspark.sql.datasource import DataSourceStreamArrowWriter
@@ -41,7 +44,6 @@ SHIPPED_MODULE = "_paimon_ds_shipped"
 def _boot(zip_name: str, zip_bytes: bytes) -> None:
     """Put the package zip on this process's sys.path: written once per machine and user, into a folder only
     this user can write, and reused only if its bytes hash to the name (``paimon_ds_<sha256[:16]>.zip``)."""
-    import hashlib
     uid = getattr(os, "getuid", lambda: 0)()
     folder = os.path.join(tempfile.gettempdir(), f"paimon_ds_shipped_{uid}")
     os.makedirs(folder, mode=0o700, exist_ok=True)
@@ -156,6 +158,13 @@ def shipped_source(real_class: type, zip_name: str, zip_bytes: bytes) -> type:
         "_real_class_pickle": cloudpickle.dumps(real_class), "_zip_name": zip_name, "_zip_bytes": zip_bytes})
 
 
+def shipped(source: type) -> type:
+    """``source`` wrapped so that it carries the package (paimon_ds.spark.connect.artifact_zip) to workers
+    without the session artifact."""
+    zip_path = artifact_zip()
+    return shipped_source(source, zip_path.name, zip_path.read_bytes())
+
+
 class ShippedFunction:
     """A function for the server to run (a `foreachBatch` function): called as the function it wraps; pickled
     (on Connect only), it takes the package along, and ships it to the session its DataFrame belongs to."""
@@ -164,13 +173,15 @@ class ShippedFunction:
         self._real = function
 
     def __call__(self, df: Any, batch_id: int) -> Any:
+        # imported when called, not by name at module level: this class is pickled by value, and a global
+        # would be pickled by reference, making the server import paimon_ds before _revive_function boots it
         from paimon_ds.spark.connect import is_connect, ship_package
         if is_connect(df.sparkSession):
             ship_package(df.sparkSession)  # the jobs it starts run in the query's session
         return self._real(df, batch_id)
 
     def __reduce__(self) -> tuple:
-        from paimon_ds.spark.connect import artifact_zip
+        from paimon_ds.spark.connect import artifact_zip  # a local import, as in __call__
         path = artifact_zip()
         return _revive_function, (type(self), path.name, path.read_bytes(), cloudpickle.dumps(self._real))
 

@@ -11,6 +11,7 @@ from pyspark.sql.types import StructType
 from ..predicate import Predicate, and_all
 from ..row_tracking import SYSTEM_COLUMNS, row_tracking_enabled
 from ..table import Table
+from ..types import SchemaError
 from .filters import to_predicate
 from .types import arrow_schema_for_spark
 
@@ -37,7 +38,6 @@ class PaimonReader(DataSourceReader):
                    if n not in table.schema.field_names and n not in (row_kind_column, file_column, position_column)
                    and n not in self.system_columns]
         if missing:
-            from ..types import SchemaError
             raise SchemaError(f"column(s) {missing} are not in Paimon table {table.path} "
                               f"(columns: {', '.join(table.schema.field_names)})")
         self.predicates: list[Predicate] = []

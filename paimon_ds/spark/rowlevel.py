@@ -16,13 +16,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
 
+from ..deletionvectors.maintainer import dv_enabled
+from ..operation.delete_rows import append_deletions
 from ..row_tracking import refuse_row_level_change
 from ..snapshot import Snapshot
 from ..table import Table
-from .source import (
+from .cluster import write as clustered_write
+from .options import (
     FILE_COLUMN_OPTION,
     ONLY_FILES_OPTION,
     POSITION_COLUMN_OPTION,
@@ -31,6 +36,7 @@ from .source import (
     session_storage,
     storage_job_options,
 )
+from .types import spark_schema
 
 Expr = str | Column
 
@@ -121,8 +127,7 @@ def _target(spark: SparkSession, table: Table, snapshot: Snapshot, file_column: 
 def _write(df: DataFrame, table: Table, job_options: Mapping[str, str]) -> Snapshot | None:
     before = table.snapshot_manager.latest_id()
     if table.schema.primary_keys and table.bucket == -1:  # dynamic buckets: through the bucket assigners
-        from .cluster import write
-        write(df, table.path, "append", {**storage_job_options(table.storage_options), **job_options})
+        clustered_write(df, table.path, "append", {**storage_job_options(table.storage_options), **job_options})
     else:
         writer = df.write.format("paimon").mode("append").options(**storage_job_options(table.storage_options))
         for k, v in job_options.items():
@@ -159,7 +164,6 @@ def delete(spark: SparkSession, path: str, condition: Expr | None = None,
     if table.schema.primary_keys:
         rows = _target(spark, table, snapshot).where(_holds(condition))
         return _write(rows.withColumn(KIND_COLUMN, F.lit("-D")), table, {ROW_KIND_COLUMN_OPTION: KIND_COLUMN})
-    from ..deletionvectors.maintainer import dv_enabled
     if dv_enabled(table):
         return _delete_with_vectors(spark, table, snapshot, condition)
     files = _touched_files(_target(spark, table, snapshot, file_column=True).where(_holds(condition)))
@@ -174,9 +178,6 @@ def _delete_with_vectors(spark: SparkSession, table: Table, snapshot: Snapshot, 
                          ) -> Snapshot | None:
     """Append tables with deletion vectors: the matching rows' positions go into their files' vectors
     (no file is rewritten), as Paimon's Spark DELETE does with deletion vectors enabled."""
-    import numpy as np
-
-    from ..operation.delete_rows import append_deletions
     rows = (_target(spark, table, snapshot, file_column=True, position_column=True).where(_holds(condition))
             .select(FILE_COLUMN, POSITION_COLUMN))
     hits = rows.toArrow()
@@ -315,10 +316,7 @@ def merge(spark: SparkSession, path: str, source: DataFrame, on: Expr,
     return _write(rows, table, {REPLACE_FILES_OPTION: json.dumps(files)})
 
 
-def _target_schema(spark: SparkSession, table: Table, file_column: bool):
-    from pyspark.sql.types import StringType, StructField
-
-    from .types import spark_schema
+def _target_schema(spark: SparkSession, table: Table, file_column: bool) -> StructType:
     schema = spark_schema(table.arrow_schema())
     return schema.add(StructField(FILE_COLUMN, StringType(), False)) if file_column else schema
 

@@ -1,5 +1,7 @@
-"""A correctly configured local SparkSession: interpreter, quiet logs, filter push-down, `paimon` registered;
-and registering a Python data source on any session of an application."""
+"""Registering the `paimon` format on a session (paimon_ds.register), and any Python data source on any
+session of an application; a correctly configured local SparkSession: interpreter, quiet logs, filter
+push-down, `paimon` registered (paimon_ds.session). Registering takes no JVM handle: it works from a Spark
+Connect client."""
 
 from __future__ import annotations
 
@@ -8,9 +10,14 @@ import sys
 from importlib import resources
 from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
+
+from .connect import is_connect, ship_package
+from .connect_shim import shipped
+from .source import source_for_session
 
 
 def spark_defaults() -> dict[str, str]:
@@ -35,9 +42,20 @@ def build_session(app_name: str, master: str | None, conf: dict[str, Any] | None
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    from .. import register
     register(spark)
     return spark
+
+
+def register(spark: SparkSession) -> None:
+    """paimon_ds.register: the `paimon` format on ``spark``, with the session's `spark.hadoop.fs.s3a.*` settings
+    bound into the source; on Spark Connect the package shipped to the server first."""
+    source = source_for_session(spark)
+    if is_connect(spark):
+        ship_package(spark)  # for batch tasks
+        source = shipped(source)  # for streaming, whose workers Spark does not give the artifact
+    # Spark refuses a Python reader with pushFilters() unless this (off by default) is on; a runtime SQL conf
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    register_source(spark, source)
 
 
 def register_source(spark: SparkSession, source: type[DataSource]) -> None:
@@ -49,9 +67,6 @@ def register_source(spark: SparkSession, source: type[DataSource]) -> None:
     that refusal ``spark`` is made the active session, through the one public call that does so
     (createDataFrame; an empty one runs nothing), and registered again. It stays active, as after any
     createDataFrame on it. Spark Connect checks each session on its own: a refusal there is real."""
-    from pyspark.errors import AnalysisException
-
-    from .connect import is_connect
     try:
         spark.dataSource.register(source)
     except AnalysisException as e:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
+from pyspark import TaskContext
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from pyspark.sql.types import StructType
 
@@ -22,9 +23,9 @@ from ..operation.stream_commit import StreamCommit
 from ..operation.write import BucketRestore
 from ..options import OptionError
 from ..table import Table
-from .source import ROW_KIND_COLUMN_OPTION
+from .options import ROW_KIND_COLUMN_OPTION
 from .types import arrow_schema_for_spark, input_arrow_schema
-from .write import PaimonCommitMessage, refuse_cross_partition, task_sequence_layout
+from .write import PaimonCommitMessage, delete_job_files, refuse_cross_partition, task_sequence_layout
 
 # Local properties Spark's MicroBatchExecution sets on the jobs of a micro-batch.
 QUERY_ID_PROPERTY = "sql.streaming.queryId"
@@ -96,7 +97,6 @@ class PaimonStreamWriter(StreamWriterBase):
         self.restore = BucketRestore.from_table(self.table) if self.table.schema.primary_keys else None
 
     def write(self, iterator: Iterator) -> StreamCommitMessage:
-        from pyspark import TaskContext
         ctx = TaskContext.get()
         query_id = ctx.getLocalProperty(QUERY_ID_PROPERTY) if ctx is not None else None
         batch_id = ctx.getLocalProperty(BATCH_ID_PROPERTY) if ctx is not None else None
@@ -142,7 +142,6 @@ class PaimonStreamWriter(StreamWriterBase):
             return
         if StreamCommit(self.table, stream_commit_user(self.options, query_id)).is_committed(batchId):
             return  # files with this prefix are in the table
-        from .write import delete_job_files
         delete_job_files(self.table, stream_job_prefix(query_id, str(batchId)))
 
 

@@ -21,6 +21,9 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from ..system_tables import SYSTEM_TABLES, normalize_name, system_table_schema
+from ..system_tables import system_table as compute_system_table
+from ..table import Table
+from .options import check_s3_credentials, session_storage
 from .session import register_source
 from .types import arrow_schema_for_spark, spark_schema
 
@@ -49,7 +52,6 @@ class PaimonSystemTableSource(DataSource):
         return spark_schema(system_table_schema(self.system))
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        from .source import check_s3_credentials
         check_s3_credentials(self.path, {}, self.storage_options or {})  # here, not in the read task
         return SystemTableReader(self.path, self.system, self.storage_options, schema)
 
@@ -65,9 +67,7 @@ class SystemTableReader(DataSourceReader):
         return [InputPartition(0)]  # metadata is small: one task
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from ..system_tables import system_table
-        from ..table import Table
-        table = system_table(Table.load(self.path, storage_options=self.storage_options), self.system)
+        table = compute_system_table(Table.load(self.path, storage_options=self.storage_options), self.system)
         # Spark wants exactly the declared schema: its columns, microsecond timestamps, same nullability
         table = table.select(self.read_schema.names).cast(self.read_schema)
         yield from table.to_batches()
@@ -89,14 +89,19 @@ def system_table(spark: SparkSession, path: str, name: str,
                  storage_options: dict[str, Any] | None = None) -> DataFrame:
     """The system table ``name`` (snapshots, schemas, options, files, manifests, partitions, buckets, tags)
     of the Paimon table at ``path``, as a DataFrame computed when it is read."""
-    from .source import session_storage
     source = system_source(path, name, {**session_storage(spark), **(storage_options or {})})
     register_source(spark, source)
     return spark.read.format(source.name()).load()
 
 
-def _quote(name: str) -> str:
+def quote(name: str) -> str:
+    """A name as a Spark SQL identifier (backquoted)."""
     return "`" + name.replace("`", "``") + "`"
+
+
+def global_temp_database(spark: SparkSession) -> str:
+    """The database of the session's global temporary views."""
+    return spark.conf.get(GLOBAL_TEMP_CONF, "global_temp") or "global_temp"
 
 
 def register_system_views(spark: SparkSession, path: str, database: str, table: str,
@@ -106,7 +111,7 @@ def register_system_views(spark: SparkSession, path: str, database: str, table: 
     turns this off (each view costs attach() ~50 ms)."""
     if str(spark.conf.get(SYSTEM_VIEWS_CONF, "true")).lower() == "false":
         return []
-    global_db = spark.conf.get(GLOBAL_TEMP_CONF, "global_temp") or "global_temp"
+    global_db = global_temp_database(spark)
     names = []
     for system in SYSTEM_TABLES:
         source = system_source(path, system, storage_options)
@@ -114,13 +119,13 @@ def register_system_views(spark: SparkSession, path: str, database: str, table: 
         view = f"{database}.{table}${system}"
         # the schema given here spares Spark a Python worker to ask the source for it (~1/3 of the cost)
         spark.read.format(source.name()).schema(spark_schema(system_table_schema(system))).load() \
-            .createOrReplaceGlobalTempView(_quote(view))
-        names.append(f"{_quote(global_db)}.{_quote(view)}")
+            .createOrReplaceGlobalTempView(quote(view))
+        names.append(f"{quote(global_db)}.{quote(view)}")
     return names
 
 
 def drop_system_views(spark: SparkSession, database: str, table: str) -> None:
     """Remove a table's system views (after DROP / RENAME / ALTER; attach() makes them again)."""
-    global_db = spark.conf.get(GLOBAL_TEMP_CONF, "global_temp") or "global_temp"
+    global_db = global_temp_database(spark)
     for system in SYSTEM_TABLES:
-        spark.sql(f"DROP VIEW IF EXISTS {_quote(global_db)}.{_quote(f'{database}.{table}${system}')}")
+        spark.sql(f"DROP VIEW IF EXISTS {quote(global_db)}.{quote(f'{database}.{table}${system}')}")

@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
+from pyspark import TaskContext
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
+from ..format.partition import PartitionFilter
+from ..index.cross_partition import is_cross_partition
 from ..io.names import job_file_prefix, new_job_prefix
 from ..mergetree.files import MAX_WRITE_TASKS
 from ..operation.messages import CommitMessage
+from ..operation.stream_commit import StreamCommit
 from ..operation.write import BucketRestore
 from ..options import OptionError, parse_bool, parse_list
 from ..table import Table
-from .source import (
+from .options import (
     BASE_SNAPSHOT_OPTION,
+    BUCKET_COLUMN,
+    CLUSTERED_OPTION,
     COMMIT_IDENTIFIER_OPTION,
     COMMIT_USER_OPTION,
     OVERWRITE_PARTITION_OPTION,
@@ -24,11 +31,6 @@ from .source import (
     ROW_KIND_COLUMN_OPTION,
 )
 from .types import input_arrow_schema
-
-# Internal option set by paimon_ds.write(): the input is clustered by (partition, bucket).
-CLUSTERED_OPTION = "paimon_ds.clustered"
-# The bucket of each row of a dynamic-bucket table, given by the package's assigners (spark/cluster.py).
-BUCKET_COLUMN = "_paimon_ds_bucket"
 
 
 @dataclass
@@ -53,7 +55,6 @@ class PaimonBatchWriter(DataSourceArrowWriter):
         """``job_options``: set by the package's own jobs: a row-kind column (row-level changes to a
         primary-key table), files to replace (copy-on-write on an append table), a static partition
         to overwrite (JSON {key: value}; INSERT OVERWRITE ... PARTITION)."""
-        import json
         job_options = job_options or {}
         self.overwrite = overwrite
         self.dynamic = dynamic_overwrite(options)
@@ -77,7 +78,6 @@ class PaimonBatchWriter(DataSourceArrowWriter):
         self.commit_identifier = int(identifier) if identifier is not None else None
         self.partition_filter = None
         if self.static_partition is not None:
-            from ..format.partition import PartitionFilter
             t = self.table
             self.partition_filter = PartitionFilter(t.partition_keys, [f.type for f in t.schema.partition_fields],
                                                     [self.static_partition], t.options.get("partition.default-name"))
@@ -121,7 +121,6 @@ class PaimonBatchWriter(DataSourceArrowWriter):
         all_messages = [m for pm in messages if pm is not None for m in pm.messages]
         commit = self.table.new_commit()
         if self.commit_identifier is not None:  # one micro-batch of foreach_batch_writer: committed once
-            from ..operation.stream_commit import StreamCommit
             StreamCommit(self.table, self.commit_user).commit(
                 all_messages, self.commit_identifier, overwrite=self.overwrite,
                 base_snapshot_id=self.restore.snapshot_id if self.restore else None)
@@ -158,7 +157,6 @@ def task_sequence_layout(restore: BucketRestore | None, path: str) -> dict:
     id orders its rows after those of lower partitions (see mergetree.files.RUNS_PER_TASK)."""
     if restore is None:
         return {}
-    from pyspark import TaskContext
     ctx = TaskContext.get()
     task = ctx.partitionId() if ctx is not None else 0
     if task >= MAX_WRITE_TASKS:
@@ -176,7 +174,6 @@ def refuse_cross_partition(table: Table, entry: str) -> None:
     global key index, bootstrapped from the data. paimon_ds.write builds it once per assigner of its shuffle;
     without a shuffle every task of the write would have to build the whole index (at 100M keys 125 s and
     3.3 GB of disk each, see the README), so these writes are refused instead."""
-    from ..index.cross_partition import is_cross_partition
     if table.schema.primary_keys and table.bucket == -1 and is_cross_partition(table.schema):
         missing = [k for k in table.partition_keys if k not in table.schema.primary_keys]
         raise OptionError(

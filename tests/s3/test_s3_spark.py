@@ -22,7 +22,7 @@ from spark.test_roundtrip import all_types_table
 
 import paimon_ds
 from paimon_ds import Catalog, Table
-from paimon_ds.spark.source import session_storage
+from paimon_ds.spark.options import session_storage
 from paimon_ds.storage import environment_has_credentials
 
 

@@ -151,7 +151,8 @@ def test_shipped_source_pickles_without_paimon_ds(server, tmp_path):
     has only pyspark, pyarrow, pandas and numpy: the package travels inside the pickle."""
     from pyspark import cloudpickle
 
-    from paimon_ds.spark.connect import artifact_zip, shipped
+    from paimon_ds.spark.connect import artifact_zip
+    from paimon_ds.spark.connect_shim import shipped
     from paimon_ds.spark.source import PaimonDataSource
     source = shipped(PaimonDataSource)
     (tmp_path / "source.pickle").write_bytes(cloudpickle.dumps(source))

@@ -1,0 +1,130 @@
+"""paimon_ds.sql's `CALL sys.<procedure>(...)`: Paimon's Spark procedures, with Paimon's argument names
+(positional or named), run through paimon_ds.procedures; compact runs the package's compaction job.
+Each returns a DataFrame of what Paimon's procedure returns.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from .. import procedures
+from ..table import Table
+from .cluster import compact
+from .sql import SqlContext, SqlError, constant_value, name_parts, plan_kind, scala_list
+
+# Each procedure's arguments, in Paimon's order (for positional calls)
+PROCEDURE_ARGS = {
+    "compact": ("table", "partitions", "compact_strategy", "order_strategy", "order_by", "where", "options"),
+    "expire_snapshots": ("table", "retain_max", "retain_min", "older_than", "max_deletes"),
+    "create_tag": ("table", "tag", "snapshot", "time_retained"),
+    "delete_tag": ("table", "tag"),
+    "rollback": ("table", "version"),
+    "remove_orphan_files": ("table", "older_than", "dry_run"),
+    "create_branch": ("table", "branch", "tag", "ignoreIfExists"),
+    "delete_branch": ("table", "branch"),
+    "rename_branch": ("table", "from_branch", "to_branch"),
+    "fast_forward": ("table", "branch"),
+}
+# `db.t$branch_<name>`: a procedure's table on one of its branches, as Paimon's identifiers name it
+BRANCH_SUFFIX = "$branch_"
+
+
+def call(ctx: SqlContext, plan: Any) -> DataFrame:
+    parts = name_parts(plan.procedure())
+    name = parts[-1].lower()
+    if len(parts) != 2 or parts[0].lower() != "sys" or name not in PROCEDURE_ARGS:
+        raise SqlError(f"unknown procedure {'.'.join(parts)}; available: "
+                       + ", ".join(f"sys.{p}" for p in PROCEDURE_ARGS))
+    expected = PROCEDURE_ARGS[name]
+    by_lower = {e.lower(): e for e in expected}  # Spark's parser lower-cases named arguments
+    args: dict[str, Any] = {}
+    for i, arg in enumerate(scala_list(plan.args())):
+        if plan_kind(arg) == "NamedArgumentExpression":
+            key, value = str(arg.key()), constant_value(ctx.spark, arg.value())
+        else:
+            if i >= len(expected):
+                raise SqlError(f"sys.{name} takes at most {len(expected)} arguments ({', '.join(expected)})")
+            key, value = expected[i], constant_value(ctx.spark, arg)
+        if key.lower() not in by_lower:
+            raise SqlError(f"sys.{name} has no argument {key!r}; its arguments: {', '.join(expected)}")
+        args[by_lower[key.lower()]] = value
+    if "table" not in args:
+        raise SqlError(f"sys.{name} needs table => 'database.table'")
+    table_name, _, branch = str(args.pop("table")).partition(BRANCH_SUFFIX)
+    _, table = ctx.table(table_name.split("."))
+    if branch:
+        table = Table.load(table.path, {"branch": branch}, table.storage_options)  # raises naming a missing one
+    spark = ctx.spark
+    if name in ("create_branch", "delete_branch", "rename_branch", "fast_forward"):
+        return _branch_procedure(spark, name, table, args)
+    if name == "compact":
+        for unsupported in ("order_strategy", "order_by", "where"):
+            if args.get(unsupported) not in (None, "", "none"):
+                raise SqlError(f"sys.compact: {unsupported} is not supported by paimon_ds")
+        strategy = str(args.get("compact_strategy") or "full").lower()
+        if strategy not in ("full", "minor"):
+            raise SqlError(f"sys.compact: compact_strategy must be 'full' or 'minor', got {strategy!r}")
+        options = {**_parse_options(args.get("options")), **({"branch": branch} if branch else {})}
+        snapshot = compact(spark, table.path, strategy == "full", options, args.get("partitions") or None)
+        return spark.createDataFrame([(snapshot is not None,)], "result boolean")
+    if name == "expire_snapshots":
+        if args.get("max_deletes") is not None:
+            raise SqlError("sys.expire_snapshots: max_deletes is not supported by paimon_ds")
+        result = procedures.expire_snapshots(table, args.get("retain_max"), args.get("retain_min"),
+                                             args.get("older_than"))
+        return spark.createDataFrame([(len(result.expired),)], "deleted_snapshots_num int")
+    if name == "create_tag":
+        if args.get("time_retained") is not None:
+            raise SqlError("sys.create_tag: time_retained is not supported by paimon_ds")
+        if "tag" not in args:
+            raise SqlError("sys.create_tag needs tag => 'name'")
+        procedures.create_tag(table, str(args["tag"]), args.get("snapshot"))
+        return spark.createDataFrame([(True,)], "result boolean")
+    if name == "delete_tag":
+        if "tag" not in args:
+            raise SqlError("sys.delete_tag needs tag => 'name'")
+        for tag in str(args["tag"]).split(","):
+            procedures.delete_tag(table, tag.strip())
+        return spark.createDataFrame([(True,)], "result boolean")
+    if name == "rollback":
+        if args.get("version") is None:
+            raise SqlError("sys.rollback needs version => snapshot id or tag name")
+        procedures.rollback(table, args["version"])
+        return spark.createDataFrame([(True,)], "result boolean")
+    found = procedures.remove_orphan_files(table, args.get("older_than"), bool(args.get("dry_run") or False))
+    return spark.createDataFrame([(f,) for f in found], "deleted_file string")
+
+
+def _branch_procedure(spark: SparkSession, name: str, table: Table, args: dict[str, Any]) -> DataFrame:
+    """sys.create_branch / delete_branch / rename_branch / fast_forward, with Paimon's argument names."""
+    needed = {"rename_branch": ("from_branch", "to_branch")}.get(name, ("branch",))
+    missing = [a for a in needed if args.get(a) in (None, "")]
+    if missing:
+        raise SqlError(f"sys.{name} needs " + ", ".join(f"{a} => 'name'" for a in missing))
+    if name == "create_branch":
+        ignore = str(args.get("ignoreIfExists") or "false").strip().lower()
+        if ignore not in ("true", "false"):
+            raise SqlError(f"sys.create_branch: ignoreIfExists must be true or false, got {ignore!r}")
+        tag = args.get("tag")
+        procedures.create_branch(table, str(args["branch"]), str(tag) if tag not in (None, "") else None,
+                                 ignore == "true")
+    elif name == "delete_branch":
+        procedures.delete_branch(table, str(args["branch"]))
+    elif name == "rename_branch":
+        procedures.rename_branch(table, str(args["from_branch"]), str(args["to_branch"]))
+    else:
+        procedures.fast_forward(table, str(args["branch"]))
+    return spark.createDataFrame([(True,)], "result boolean")
+
+
+def _parse_options(text: str | None) -> dict[str, str]:
+    """Paimon's procedure options: `k1=v1,k2=v2`."""
+    out = {}
+    for pair in filter(None, (p.strip() for p in (text or "").split(","))):
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise SqlError(f"options {text!r}: expected key=value pairs separated by ','")
+        out[key.strip()] = value.strip()
+    return out

@@ -1,0 +1,224 @@
+"""paimon_ds.sql's DDL: CREATE TABLE [AS SELECT], DROP TABLE, CREATE / DROP DATABASE, ALTER TABLE and RENAME,
+run through paimon_ds.Catalog, after which the session's named tables are brought in line (attach).
+
+Spark drops a Python source table's OPTIONS / TBLPROPERTIES / LOCATION and calls nothing at CREATE time,
+so these statements are read from the parsed plan (paimon_ds.spark.sql) and never reach Spark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.types import StructField, StructType
+
+from .. import schema_change as sc
+from ..catalog import CatalogError
+from ..options import parse_list
+from .catalog import attach, detach_table
+from .options import storage_job_options
+from .sql import (
+    SqlContext,
+    SqlError,
+    constant_value,
+    name_parts,
+    plan_kind,
+    query_dataframe,
+    scala_dict,
+    scala_list,
+    scala_option,
+    scala_option_str,
+    spark_type,
+)
+from .types import input_arrow_schema
+
+
+def _table_spec(ctx: SqlContext, spec: Any) -> tuple[dict[str, str], str | None]:
+    provider = scala_option(spec.provider())
+    if provider is not None and str(provider).lower() != "paimon":
+        raise SqlError(f"paimon_ds.sql creates Paimon tables: USING {provider} is not supported (omit USING or "
+                       "write USING paimon)")
+    if scala_option(spec.location()) is not None:
+        raise SqlError("a catalog table lives in its warehouse (<warehouse>/<db>.db/<table>): LOCATION is not "
+                       "supported; to use a table at another path, read or write it with format('paimon')")
+    options = {k: str(v) for k, v in scala_dict(spec.properties()).items()}
+    for pair in scala_list(spec.optionExpression().options()):
+        options[str(pair._1())] = str(constant_value(ctx.spark, pair._2()))
+    return options, scala_option_str(spec.comment())
+
+
+def _partition_keys(transforms: Any) -> list[str]:
+    keys = []
+    for t in scala_list(transforms):
+        refs = list(t.references())
+        if str(t.name()) != "identity" or len(refs) != 1:
+            raise SqlError(f"PARTITIONED BY takes columns, not {t.describe()}")
+        keys.append(".".join(str(n) for n in refs[0].fieldNames()))
+    return keys
+
+
+def _keys(options: dict[str, str], partitioned_by: list[str]) -> tuple[list[str], list[str]]:
+    """Partition and primary keys, from PARTITIONED BY and TBLPROPERTIES ('partition', 'primary-key')."""
+    primary = parse_list(options.pop("primary-key", ""))
+    from_properties = parse_list(options.pop("partition", ""))
+    if partitioned_by and from_properties and partitioned_by != from_properties:
+        raise SqlError(f"PARTITIONED BY ({', '.join(partitioned_by)}) and TBLPROPERTIES ('partition' = "
+                       f"'{','.join(from_properties)}') disagree")
+    return partitioned_by or from_properties, primary
+
+
+def _arrow_type(name: str, jtype: Any, nullable: bool = True) -> pa.DataType:
+    """A parsed column type as the Arrow type a table column of it gets."""
+    return input_arrow_schema(StructType([StructField(name, spark_type(jtype), nullable)])).field(0).type
+
+
+def create_table(ctx: SqlContext, plan: Any) -> None:
+    ident = ctx.identifier(name_parts(plan.name()))
+    options, comment = _table_spec(ctx, plan.tableSpec())
+    partition, primary = _keys(options, _partition_keys(plan.partitioning()))
+    fields, comments = [], {}
+    for col in scala_list(plan.columns()):
+        name = str(col.name())
+        if scala_option(col.defaultValue()) is not None or scala_option(col.generationExpression()) is not None:
+            raise SqlError(f"column {name}: DEFAULT values and generated columns are not supported by Paimon tables")
+        fields.append(StructField(name, spark_type(col.dataType()), bool(col.nullable())))
+        if scala_option(col.comment()) is not None:
+            comments[name] = str(scala_option(col.comment()))
+    arrow = input_arrow_schema(StructType(fields))
+    arrow = pa.schema([f.with_metadata({"comment": comments[f.name]}) if f.name in comments else f for f in arrow])
+    ctx.catalog.create_table(ident, arrow, partition, primary, options, comment, bool(plan.ignoreIfExists()))
+    ctx.refresh(ident)
+
+
+def create_table_as_select(ctx: SqlContext, plan: Any) -> None:
+    ident = ctx.identifier(name_parts(plan.name()))
+    options, comment = _table_spec(ctx, plan.tableSpec())
+    partition, primary = _keys(options, _partition_keys(plan.partitioning()))
+    if ctx.catalog.table_exists(ident):
+        if plan.ignoreIfExists():
+            return
+        raise CatalogError(f"table {ident} already exists in {ctx.warehouse}")
+    df = query_dataframe(ctx.spark, plan.query())
+    table = ctx.catalog.create_table(ident, input_arrow_schema(df.schema), partition, primary, options, comment)
+    try:
+        df.write.format("paimon").mode("append").options(**storage_job_options(table.storage_options)) \
+            .save(table.path)
+    except BaseException:
+        ctx.catalog.drop_table(ident, ignore_if_not_exists=True)  # CTAS leaves no half-made table
+        raise
+    ctx.refresh(ident)
+
+
+def drop_table(ctx: SqlContext, plan: Any) -> None:
+    ident = ctx.identifier(name_parts(plan.child()))
+    ctx.catalog.drop_table(ident, ignore_if_not_exists=bool(plan.ifExists()))
+    ctx.refresh(ident, dropped=True)
+
+
+def _namespace(node: Any) -> str:
+    return ".".join(str(p) for p in scala_list(node.multipartIdentifier()))
+
+
+def create_namespace(ctx: SqlContext, plan: Any) -> None:
+    ctx.catalog.create_database(_namespace(plan.name()), ignore_if_exists=bool(plan.ifNotExists()))
+    attach(ctx.spark, ctx.warehouse, ctx.storage_options)
+
+
+def drop_namespace(ctx: SqlContext, plan: Any) -> None:
+    name = _namespace(plan.namespace())
+    if not ctx.catalog.database_exists(name) and plan.ifExists():
+        return
+    tables = ctx.catalog.list_tables(name) if ctx.catalog.database_exists(name) else []
+    ctx.catalog.drop_database(name, ignore_if_not_exists=bool(plan.ifExists()), cascade=bool(plan.cascade()))
+    for t in tables:
+        detach_table(ctx.spark, name, t)
+    ctx.spark.sql(f"DROP DATABASE IF EXISTS `{name}` CASCADE")
+
+
+# ------------------------------------------------------------------ ALTER TABLE
+def alter_table(ctx: SqlContext, plan: Any) -> None:
+    kind = plan_kind(plan)
+    ident = ctx.identifier(name_parts(plan.table()))
+    changes: list = []
+    if kind == "SetTableProperties":
+        props = {k: str(v) for k, v in scala_dict(plan.properties()).items()}
+        comment = props.pop("comment", None)
+        changes = [sc.SetOption(k, v) for k, v in props.items()]
+        if comment is not None:
+            changes.append(sc.UpdateComment(comment))
+    elif kind == "UnsetTableProperties":
+        changes = [sc.RemoveOption(str(k)) for k in scala_list(plan.propertyKeys())]
+    elif kind == "AddColumns":
+        for col in scala_list(plan.columnsToAdd()):
+            parts = [str(p) for p in scala_list(col.name())]
+            if len(parts) != 1:
+                raise SqlError(f"ADD COLUMNS: nested column {'.'.join(parts)} is not supported")
+            position = scala_option(col.position())
+            changes.append(sc.AddColumn(parts[0], _arrow_type(parts[0], col.dataType(), bool(col.nullable())),
+                                        scala_option_str(col.comment()), nullable=bool(col.nullable()),
+                                        position=_position(position)))
+    elif kind == "RenameColumn":
+        changes = [sc.RenameColumn(_field_name(plan.column()), str(plan.newName()))]
+    elif kind == "DropColumns":
+        changes = [sc.DropColumn(_field_name(c)) for c in scala_list(plan.columnsToDrop())]
+    elif kind == "AlterColumns":  # ALTER COLUMN c TYPE t / DROP NOT NULL / COMMENT 'x'
+        for spec in scala_list(plan.specs()):
+            name = _field_name(spec.column())
+            if scala_option(spec.newPosition()) is not None or scala_option(spec.newDefaultExpression()) is not None:
+                raise SqlError(f"ALTER COLUMN {name}: FIRST/AFTER and DEFAULT are not supported by paimon_ds.sql")
+            dtype = scala_option(spec.newDataType())
+            if dtype is not None:
+                changes.append(sc.UpdateColumnType(name, _arrow_type(name, dtype)))
+            nullable = scala_option(spec.newNullability())
+            if nullable is not None:
+                changes.append(sc.UpdateColumnNullability(name, bool(nullable)))
+            comment = scala_option(spec.newComment())
+            if comment is not None:
+                changes.append(sc.UpdateColumnComment(name, str(comment)))
+    else:
+        raise SqlError(f"ALTER TABLE ({kind}) is not supported by paimon_ds.sql; supported: SET/UNSET TBLPROPERTIES, "
+                       "ADD COLUMNS, RENAME COLUMN, DROP COLUMN(S), ALTER COLUMN (TYPE, DROP NOT NULL, COMMENT), "
+                       "RENAME TO")
+    ctx.catalog.alter_table(ident, changes)
+    ctx.refresh(ident)
+
+
+def _position(position: Any) -> str | None:
+    if position is None:
+        return None
+    text = str(position.position().toString()) if hasattr(position, "position") else str(position.toString())
+    return text.strip().lower() or None
+
+
+def _field_name(node: Any) -> str:
+    parts = [str(p) for p in scala_list(node.name())]
+    if len(parts) != 1:
+        raise SqlError(f"nested column {'.'.join(parts)} is not supported")
+    return parts[0]
+
+
+def rename_table(ctx: SqlContext, plan: Any) -> None:
+    old = ctx.identifier(name_parts(plan.child()))
+    new = ctx.identifier([str(p) for p in scala_list(plan.newName())])
+    ctx.catalog.rename_table(old, new)
+    ctx.refresh(old, dropped=True)
+    attach(ctx.spark, ctx.warehouse, ctx.storage_options)
+
+
+# Plan node -> the DDL that runs it
+DDL_HANDLERS: dict[str, Callable[[SqlContext, Any], None]] = {
+    "CreateTable": create_table,
+    "CreateTableAsSelect": create_table_as_select,
+    "DropTable": drop_table,
+    "CreateNamespace": create_namespace,
+    "DropNamespace": drop_namespace,
+    "SetTableProperties": alter_table,
+    "UnsetTableProperties": alter_table,
+    "AddColumns": alter_table,
+    "RenameColumn": alter_table,
+    "DropColumns": alter_table,
+    "AlterColumns": alter_table,
+    "ReplaceColumns": alter_table,
+    "RenameTable": rename_table,
+}

@@ -1,0 +1,153 @@
+"""paimon_ds.sql's DML: DELETE, UPDATE and MERGE INTO (run by paimon_ds.spark.rowlevel, which Spark refuses to
+route to a Python data source), and INSERT with a PARTITION clause or into a dynamic-bucket table (written
+here: static partition values become columns; dynamic buckets go through the package's bucket assigners).
+A plain INSERT into any other table goes to spark.sql, which routes it to the attached table itself.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from ..catalog import CatalogError
+from . import rowlevel
+from .catalog import WAREHOUSE_CONF
+from .cluster import write as clustered_write
+from .options import OVERWRITE_PARTITION_OPTION, storage_job_options
+from .sql import (
+    SqlContext,
+    SqlError,
+    alias_of,
+    expression_sql,
+    name_parts,
+    plan_kind,
+    query_dataframe,
+    scala_dict,
+    scala_list,
+    scala_option,
+)
+from .types import spark_schema
+
+
+def delete(ctx: SqlContext, plan: Any) -> None:
+    _, table = ctx.table(name_parts(plan.table()))
+    condition = expression_sql(plan.condition())
+    rowlevel.delete(ctx.spark, table.path, None if condition == "true" else condition, ctx.storage_options)
+
+
+def update(ctx: SqlContext, plan: Any) -> None:
+    _, table = ctx.table(name_parts(plan.table()))
+    condition = scala_option(plan.condition())
+    rowlevel.update(ctx.spark, table.path, _assignments(plan),
+                    expression_sql(condition) if condition is not None else None, ctx.storage_options)
+
+
+def _assignments(node: Any) -> dict[str, str]:
+    """SET col = expr, ... (of an UPDATE, or of a MERGE's UPDATE / INSERT action): column -> SQL text."""
+    return {_assigned(a.key()): expression_sql(a.value()) for a in scala_list(node.assignments())}
+
+
+def _assigned(key: Any) -> str:
+    parts = [str(p) for p in scala_list(key.nameParts())]
+    return parts[-1]  # `t.col` and `col` name the same target column
+
+
+def _merge_clause(action: Any) -> rowlevel.Update | rowlevel.Delete | rowlevel.Insert:
+    """One WHEN ... THEN action of a MERGE as the clause rowlevel.merge takes."""
+    name = plan_kind(action)
+    cond = scala_option(action.condition())
+    cond = expression_sql(cond) if cond is not None else None
+    if name == "DeleteAction":
+        return rowlevel.Delete(cond)
+    if name == "UpdateStarAction":
+        return rowlevel.Update(None, cond)
+    if name == "UpdateAction":
+        return rowlevel.Update(_assignments(action), cond)
+    if name == "InsertStarAction":
+        return rowlevel.Insert(None, cond)
+    if name == "InsertAction":
+        return rowlevel.Insert(_assignments(action), cond)
+    raise SqlError(f"MERGE action {name} is not supported")
+
+
+def merge(ctx: SqlContext, plan: Any) -> None:
+    target = plan.targetTable()
+    _, table = ctx.table(name_parts(target))
+    target_alias = alias_of(target, name_parts(target)[-1])
+    source_plan = plan.sourceTable()
+    source_kind = plan_kind(source_plan)
+    if source_kind == "SubqueryAlias":
+        source_alias, source = str(source_plan.alias()), query_dataframe(ctx.spark, source_plan.child())
+    else:
+        source_alias = name_parts(source_plan)[-1] if source_kind == "UnresolvedRelation" else "source"
+        source = query_dataframe(ctx.spark, source_plan)
+    rowlevel.merge(ctx.spark, table.path, source, expression_sql(plan.mergeCondition()),
+                   [_merge_clause(a) for a in scala_list(plan.matchedActions())],
+                   [_merge_clause(a) for a in scala_list(plan.notMatchedActions())],
+                   [_merge_clause(a) for a in scala_list(plan.notMatchedBySourceActions())],
+                   target_alias, source_alias, ctx.storage_options)
+
+
+def insert(ctx: SqlContext, plan: Any) -> None:
+    """INSERT INTO / OVERWRITE t [PARTITION (k='v', ...)] SELECT ...: static partition values become columns,
+    and an overwrite replaces what the static part names (Paimon's default static overwrite mode).
+    Dynamic-bucket tables are written through the package's bucket assigners (paimon_ds.write)."""
+    _, table = ctx.table(name_parts(plan.table()))
+    spec = {k: scala_option(v) for k, v in scala_dict(plan.partitionSpec()).items()}
+    unknown = [k for k in spec if k not in table.partition_keys]
+    if unknown:
+        raise SqlError(f"PARTITION ({', '.join(unknown)}): not partition keys of {table.path} "
+                       f"(partition keys: {table.partition_keys or 'none'})")
+    static = {k: str(v) for k, v in spec.items() if v is not None}
+    df = query_dataframe(ctx.spark, plan.query())
+    names = table.schema.field_names
+    user_cols = [str(c) for c in scala_list(plan.userSpecifiedCols())]
+    data_cols = user_cols or [n for n in names if n not in static]
+    if len(df.columns) != len(data_cols):
+        given = ", ".join(f"{k}={v}" for k, v in static.items())
+        raise SqlError(f"INSERT into {table.path} with PARTITION ({given}) expects {len(data_cols)} column(s) "
+                       f"({', '.join(data_cols)}), the query gives {len(df.columns)}")
+    spark_types = {f.name: f.dataType for f in spark_schema(table.arrow_schema()).fields}
+    df = df.toDF(*data_cols)
+    df = df.select(*[(F.lit(static[n]) if n in static else F.col(n) if n in data_cols else F.lit(None))
+                     .cast(spark_types[n]).alias(n) for n in names])
+    overwrite = bool(plan.overwrite())
+    options = {OVERWRITE_PARTITION_OPTION: json.dumps(static)} if overwrite and static else {}
+    if table.schema.primary_keys and table.bucket == -1:
+        clustered_write(df, table.path, "overwrite" if overwrite else "append",
+                        {**storage_job_options(table.storage_options), **options})
+        return
+    writer = df.write.format("paimon").mode("overwrite" if overwrite else "append") \
+        .options(**storage_job_options(table.storage_options))
+    for k, v in options.items():
+        writer = writer.option(k, v)
+    writer.save(table.path)
+
+
+def needs_package_write(spark: SparkSession, warehouse: str | None, plan: Any) -> bool:
+    """Whether an INSERT without PARTITION targets a dynamic-bucket table of the warehouse, whose rows must go
+    through the package's bucket assigners (paimon_ds.write) rather than Spark's plain write."""
+    if not (warehouse or spark.conf.get(WAREHOUSE_CONF, None)):
+        return False
+    ctx = SqlContext(spark, warehouse)
+    try:
+        ident = ctx.identifier(name_parts(plan.table()))
+        if not ctx.catalog.database_exists(ident.database) or not ctx.catalog.table_exists(ident):
+            return False
+        table = ctx.catalog.get_table(ident)
+    except (SqlError, CatalogError):
+        return False
+    return bool(table.schema.primary_keys) and table.bucket == -1
+
+
+# Plan node -> the DML that runs it
+DML_HANDLERS: dict[str, Callable[[SqlContext, Any], None]] = {
+    "DeleteFromTable": delete,
+    "UpdateTable": update,
+    "MergeIntoTable": merge,
+    "InsertIntoStatement": insert,
+}
