@@ -128,7 +128,15 @@ def _absolute(importer: str, is_package: bool, node: ast.Import | ast.ImportFrom
     return [f"{base}.{a.name}" for a in node.names] if not node.module else [base]
 
 
+# modules whose classes and functions are pickled by value to a Spark Connect server that lacks paimon_ds: a
+# module-level name would be pickled by reference, so their methods import the package when they run (after the
+# shim has put it on sys.path)
+PICKLED_BY_VALUE = ("paimon_ds.spark.connect_shim",)
+
+
 def _deferred(importer: str, module: str) -> bool:
+    if importer in PICKLED_BY_VALUE and module.startswith("paimon_ds."):
+        return True
     return any(module == d or module.startswith(d + ".") for d in DEFERRED) and not (
         module.startswith("paimon_ds.spark") and importer.startswith("paimon_ds.spark"))
 

@@ -13,44 +13,22 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..deletionvectors.maintainer import drop_vectors_of
-from ..index.hash_index import IndexFileNamer, merge_hashes, read_hash_index, unique_sorted
-from ..index.manifest import (
-    DELETION_VECTORS_INDEX,
-    HASH_INDEX,
-    IndexFileMeta,
-    IndexManifestEntry,
-    IndexManifestFile,
-    combine,
-)
+from ..index.manifest import IndexManifestEntry, IndexManifestFile
 from ..index.paths import in_data_dir, index_file_path
 from ..manifest.files import ManifestFile, ManifestList
 from ..manifest.meta import FileKind, ManifestEntry, ManifestFileMeta, live_entries
 from ..row_tracking import assign_row_tracking, row_tracking_enabled
 from ..snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
-from .messages import CommitMessage
+from .index_commit import IndexCommit, deletion_vector_changes, hashes_added
+from .messages import CommitConflict, CommitMessage, OverwriteScope, overwritten
 
 if TYPE_CHECKING:
     from ..table import Table
-
-
-class CommitConflict(RuntimeError):
-    """The commit could not be made consistent with concurrent commits."""
-
-
-@dataclass(frozen=True)
-class IndexChange:
-    """A bucket's new hash index file, and the one (of the writer's base snapshot) it replaces."""
-
-    partition: bytes
-    bucket: int
-    new: IndexFileMeta
-    replaced: IndexFileMeta | None
 
 
 # compacts the given (partition, bucket)s of a table and commits them (operation.compact's compaction, which
@@ -76,10 +54,7 @@ class TableCommit:
         self.manifest_file = ManifestFile(self.io, table.root, partition_types, table.schema.id, compression,
                                           opts.get("manifest.target-file-size"), manifest_format)
         self.manifest_list = ManifestList(self.io, table.root, compression, manifest_format)
-        self.index_manifest_file = IndexManifestFile(self.io, table.root, compression, manifest_format)
-        # hash index files this commit wrote, by (partition, bucket, file they extend): reused by a retry that
-        # finds the same file, deleted unless the snapshot that landed references them
-        self._written_index: dict[tuple[bytes, int, str | None], IndexFileMeta | None] = {}
+        self.index = IndexCommit(table, IndexManifestFile(self.io, table.root, compression, manifest_format))
 
     # ---------------------------------------------------------------- public
     def commit(self, messages: Sequence[CommitMessage], identifier: int = BATCH_COMMIT_IDENTIFIER,
@@ -93,7 +68,7 @@ class TableCommit:
         """
         adds = self._add_entries(messages)
         compact_adds, compact_deletes = self._compact_entries(messages)
-        added_hashes = self._added_hashes(messages)
+        added_hashes = hashes_added(messages)
         if not adds and not compact_adds and not compact_deletes and not added_hashes:
             self._ensure_schema()
             return None
@@ -110,16 +85,8 @@ class TableCommit:
             # as Paimon: new files land as APPEND, the compaction of the same commit as COMPACT (with the
             # deletion vectors it changed: they belong to the files it wrote)
             snapshot = self._commit(compact_adds, "COMPACT", identifier, overwrite=None, fixed_deletes=compact_deletes,
-                                    dv_changes=self._dv_changes(messages))
+                                    dv_changes=deletion_vector_changes(messages))
         return self._lift_first_row_level0(messages) or snapshot
-
-    @staticmethod
-    def _dv_changes(messages: Sequence[CommitMessage]) -> list[IndexManifestEntry]:
-        """The deletion-vector index files a compaction replaced (DELETE) and wrote (ADD)."""
-        return ([IndexManifestEntry(FileKind.DELETE, m.partition, m.bucket, f) for m in messages
-                 for f in m.deleted_index_files if f.index_type == DELETION_VECTORS_INDEX]
-                + [IndexManifestEntry(FileKind.ADD, m.partition, m.bucket, f) for m in messages
-                   for f in m.new_index_files if f.index_type == DELETION_VECTORS_INDEX])
 
     def _lift_first_row_level0(self, messages: Sequence[CommitMessage]) -> Snapshot | None:
         """First-row tables keep no level-0 file past a commit: Paimon's readers skip level 0 there
@@ -157,7 +124,7 @@ class TableCommit:
                                  f"(files {outside[:3]}); nothing was committed")
         snapshot = self._commit(adds, "OVERWRITE", identifier,
                                 overwrite=partitions if partitions is not None else "all",
-                                added_hashes=self._added_hashes(messages))
+                                added_hashes=hashes_added(messages))
         return self._lift_first_row_level0(messages) or snapshot  # readers that skip level 0 see the new rows
 
     def replace_files(self, messages: Sequence[CommitMessage], file_names: Sequence[str],
@@ -199,7 +166,7 @@ class TableCommit:
         if missing:
             raise CommitConflict(f"files {missing[:3]} were removed by another commit since the statement read "
                                  "the table; nothing was changed (run the statement again)")
-        return self._commit([], "COMPACT", identifier, overwrite=None, dv_changes=self._dv_changes(messages))
+        return self._commit([], "COMPACT", identifier, overwrite=None, dv_changes=deletion_vector_changes(messages))
 
     def commit_or_abort(self, messages: Sequence[CommitMessage],
                         identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:
@@ -226,70 +193,6 @@ class TableCommit:
         return adds, deletes
 
     @staticmethod
-    def _added_hashes(messages: Sequence[CommitMessage]) -> dict[tuple[bytes, int], np.ndarray]:
-        """Per (partition, bucket), the key hashes its writers added to the hash index (several writers of one
-        bucket in one commit, when a write is not clustered by bucket, each bring their own)."""
-        if any(f.index_type == HASH_INDEX for m in messages for f in m.new_index_files):
-            raise ValueError("hash index changes travel as added_hashes, not as index files")
-        by_bucket: dict[tuple[bytes, int], list[np.ndarray]] = {}
-        for m in messages:
-            if m.added_hashes is not None and len(m.added_hashes):
-                by_bucket.setdefault((m.partition, m.bucket), []).append(m.added_hashes)
-        return {k: v[0] if len(v) == 1 else unique_sorted(np.concatenate(v)) for k, v in by_bucket.items()}
-
-    def _hash_index_changes(self, added: dict[tuple[bytes, int], np.ndarray], latest: Snapshot | None,
-                            base_id: int | None, overwrite: set[bytes] | Callable[[bytes], bool] | str | None,
-                            ) -> list[IndexChange]:
-        """Each bucket's new hash index file: its file at ``latest`` (none in an overwritten partition) with the
-        added hashes merged in. Refuses, as a conflict, a key that a commit made since the writers' base
-        snapshot ``base_id`` put in another bucket of the same partition: it would live in two buckets."""
-        if not added:
-            return []
-        latest_files = _hash_files(self.index_manifest_file, latest)
-
-        def replaced(partition: bytes) -> bool:
-            return overwrite == "all" or (overwrite is not None and (
-                overwrite(partition) if callable(overwrite) else partition in overwrite))
-
-        self._check_hash_conflicts(added, latest, latest_files, base_id, replaced)
-        changes = []
-        for (partition, bucket), hashes in added.items():
-            base = None if replaced(partition) else latest_files.get((partition, bucket))
-            key = (partition, bucket, base.file_name if base is not None else None)
-            if key not in self._written_index:
-                self._written_index[key] = merge_hashes(self.table, partition, bucket, base, hashes, IndexFileNamer())
-            if self._written_index[key] is not None:
-                changes.append(IndexChange(partition, bucket, self._written_index[key], base))
-        return changes
-
-    def _check_hash_conflicts(self, added: dict[tuple[bytes, int], np.ndarray], latest: Snapshot | None,
-                              latest_files: dict[tuple[bytes, int], IndexFileMeta], base_id: int | None,
-                              replaced: Callable[[bytes], bool]) -> None:
-        sm = self.table.snapshot_manager
-        base_files = _hash_files(self.index_manifest_file, sm.snapshot(base_id)) if base_id is not None else {}
-        for partition in {p for p, _ in added if not replaced(p)}:
-            now = {b: f.file_name for (p, b), f in latest_files.items() if p == partition}
-            then = {b: f.file_name for (p, b), f in base_files.items() if p == partition}
-            if now == then:
-                continue  # nobody changed the partition's index: the writers' view is still the table's
-            first = (base_id or 0) + 1
-            if latest is not None and any(sm.snapshot(i).commit_kind == "OVERWRITE"
-                                          for i in range(max(first, sm.earliest_id() or first), latest.id + 1)):
-                raise CommitConflict(f"an overwrite of {self.table.path} committed while this write ran rebuilt the "
-                                     "hash index of a partition it writes; nothing was committed. Retry the write")
-            for theirs_bucket, name in now.items():
-                if then.get(theirs_bucket) == name:
-                    continue
-                theirs = read_hash_index(self.table, partition, theirs_bucket, latest_files[(partition, theirs_bucket)])
-                for (p, bucket), ours in added.items():
-                    if p == partition and bucket != theirs_bucket and np.isin(ours, theirs).any():
-                        raise CommitConflict(
-                            f"a commit to {self.table.path} since this write started put "
-                            f"{int(np.isin(ours, theirs).sum())} of the keys it adds to bucket {bucket} into bucket "
-                            f"{theirs_bucket} of the same partition; a key may live in one bucket only, so nothing "
-                            "was committed. Retry the write (one writer per dynamic-bucket partition at a time)")
-
-    @staticmethod
     def _add_entries(messages: Sequence[CommitMessage]) -> list[ManifestEntry]:
         entries = [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
                    for m in messages for f in m.new_files]
@@ -314,27 +217,22 @@ class TableCommit:
                                  "at the same time; retry the write")
 
     def _commit(self, adds: list[ManifestEntry], kind: str, identifier: int,
-                overwrite: set[bytes] | Callable[[bytes], bool] | str | None,
+                overwrite: OverwriteScope,
                 fixed_deletes: list[ManifestEntry] | None = None,
                 sequence_guard: tuple[int, dict[tuple[bytes, int], int]] | None = None,
                 changelog: list[ManifestEntry] | None = None,
                 added_hashes: dict[tuple[bytes, int], np.ndarray] | None = None, hash_base: int | None = None,
                 dv_changes: list[IndexManifestEntry] | None = None) -> Snapshot:
-        kept: set[str] = set()
+        snapshot = None
         try:
             snapshot = self._commit_attempts(adds, kind, identifier, overwrite, fixed_deletes, sequence_guard,
                                              changelog, added_hashes or {}, hash_base, dv_changes or [])
-            if snapshot.index_manifest:
-                kept = {e.index_file.file_name for e in self.index_manifest_file.read(snapshot.index_manifest)}
             return snapshot
         finally:  # hash index files of attempts that did not land
-            for (partition, bucket, _), meta in self._written_index.items():
-                if meta is not None and meta.file_name not in kept:
-                    self.io.delete_quietly(index_file_path(self.table, partition, bucket, meta))
-            self._written_index = {}
+            self.index.discard_unlanded(snapshot)
 
     def _commit_attempts(self, adds: list[ManifestEntry], kind: str, identifier: int,
-                         overwrite: set[bytes] | Callable[[bytes], bool] | str | None,
+                         overwrite: OverwriteScope,
                          fixed_deletes: list[ManifestEntry] | None,
                          sequence_guard: tuple[int, dict[tuple[bytes, int], int]] | None,
                          changelog: list[ManifestEntry] | None,
@@ -366,8 +264,7 @@ class TableCommit:
                 if overwrite is not None and latest is not None:
                     live = live_entries(e for m in base_metas for e in self.manifest_file.read(m.file_name))
                     deletes = [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
-                               for e in live.values() if overwrite == "all" or (
-                                   overwrite(e.partition) if callable(overwrite) else e.partition in overwrite)]
+                               for e in live.values() if overwritten(overwrite, e.partition)]
                 this_delta = list(delta_metas)
                 next_row_id = latest.next_row_id if latest else None
                 if tracking:
@@ -381,8 +278,8 @@ class TableCommit:
                     delete_metas = self.manifest_file.write(deletes)
                     attempt_files += [m.file_name for m in delete_metas]
                     this_delta += delete_metas
-                index_changes = self._hash_index_changes(added_hashes, latest, hash_base, overwrite)
-                index_manifest = self._index_manifest(latest, overwrite, index_changes, dv_changes)
+                index_changes = self.index.hash_changes(added_hashes, latest, hash_base, overwrite)
+                index_manifest = self.index.manifest_for(latest, overwrite, index_changes, dv_changes or [])
                 if latest is None or index_manifest != latest.index_manifest:
                     if index_manifest is not None:
                         attempt_files.append(index_manifest)
@@ -425,35 +322,6 @@ class TableCommit:
         except BaseException:
             self._delete_manifests(attempt_files + [m.file_name for m in delta_metas + changelog_metas])
             raise
-
-    def _index_manifest(self, latest: Snapshot | None,
-                        overwrite: set[bytes] | Callable[[bytes], bool] | str | None,
-                        changes: list[IndexChange], dv_changes: list[IndexManifestEntry] | None = None) -> str | None:
-        """The new snapshot's index manifest: the latest one, or (if this commit changes the index) a new
-        one with the latest entries minus the overwritten partitions' and the replaced, plus the new
-        (``changes`` extend the latest snapshot's files, see _hash_index_changes)."""
-        previous = latest.index_manifest if latest is not None else None
-        dv_changes = dv_changes or []
-        if not changes and not dv_changes and (overwrite is None or previous is None):
-            return previous  # as Paimon: a commit that changes no index keeps the manifest
-        entries = self.index_manifest_file.read(previous) if previous else []
-        live_names = {e.index_file.file_name for e in entries}
-        gone = [e.index_file.file_name for e in dv_changes if e.kind == FileKind.DELETE
-                and e.index_file.file_name not in live_names]
-        if gone:  # another compaction changed these vectors since this one read them
-            raise CommitConflict(f"deletion vector files {gone[:3]} of {self.table.path} were replaced by another "
-                                 "commit; nothing was committed")
-        deletes = []
-        if overwrite is not None:
-            deletes = [IndexManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.index_file) for e in entries
-                       if overwrite == "all" or (overwrite(e.partition) if callable(overwrite)
-                                                 else e.partition in overwrite)]
-        adds = [IndexManifestEntry(FileKind.ADD, c.partition, c.bucket, c.new) for c in changes]
-        deletes += [e for e in dv_changes if e.kind == FileKind.DELETE]
-        adds += [e for e in dv_changes if e.kind == FileKind.ADD]
-        if not deletes and not adds:
-            return previous
-        return self.index_manifest_file.write(combine(entries, deletes + adds))
 
     def _check_still_live(self, deletes: list[ManifestEntry], base_metas: list[ManifestFileMeta]) -> None:
         """A compaction may only remove files that are still there (another compaction may have won)."""
@@ -503,10 +371,3 @@ def _min_sequences(messages: Sequence[CommitMessage]) -> dict[tuple[bytes, int],
             out[key] = min(out.get(key, f.min_sequence_number), f.min_sequence_number)
     return out
 
-
-def _hash_files(manifest: IndexManifestFile, snapshot: Snapshot | None) -> dict[tuple[bytes, int], IndexFileMeta]:
-    """(partition, bucket) -> HASH index file of a snapshot."""
-    if snapshot is None or not snapshot.index_manifest:
-        return {}
-    return {(e.partition, e.bucket): e.index_file for e in manifest.read(snapshot.index_manifest)
-            if e.index_file.index_type == HASH_INDEX}

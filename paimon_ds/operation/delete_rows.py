@@ -9,8 +9,7 @@ import numpy as np
 from ..deletionvectors.index_file import dv_index_files
 from ..deletionvectors.maintainer import DeletionVectorsMaintainer
 from ..index.paths import index_file_path
-from .commit import CommitConflict
-from .messages import CommitMessage
+from .messages import CommitConflict, CommitMessage
 from .scan import TableScan
 
 if TYPE_CHECKING:

@@ -1,13 +1,29 @@
-"""What a write task hands the committer: Paimon's CommitMessage."""
+"""What a write task hands the committer (Paimon's CommitMessage), and what a commit refuses with (CommitConflict)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..index.manifest import IndexFileMeta
 from ..manifest.meta import DataFileMeta
+
+# the partitions an overwrite replaces: "all", a set of serialized partitions, a predicate on one, or None (no
+# overwrite)
+OverwriteScope = set[bytes] | Callable[[bytes], bool] | str | None
+
+
+class CommitConflict(RuntimeError):
+    """The commit could not be made consistent with concurrent commits."""
+
+
+def overwritten(scope: OverwriteScope, partition: bytes) -> bool:
+    """Whether an overwrite of ``scope`` replaces ``partition``."""
+    if scope is None:
+        return False
+    return scope == "all" or (scope(partition) if callable(scope) else partition in scope)
 
 
 @dataclass

@@ -24,9 +24,8 @@ from typing import TYPE_CHECKING
 from ..mergetree.compact import CompactionOptions, sorted_runs
 from ..row_tracking import data_evolution_enabled
 from ..snapshot import Snapshot, SnapshotNotFound
-from .commit import CommitConflict
 from .compact import compact_in_process
-from .messages import CommitMessage
+from .messages import CommitConflict, CommitMessage
 from .scan import TableScan
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from paimon_ds.index.snapshot_assigner import (
     candidate_buckets,
     mix32,
 )
-from paimon_ds.operation.commit import CommitConflict
+from paimon_ds.operation.messages import CommitConflict
 from paimon_ds.operation.write import BucketRestore
 
 SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("v", pa.int64())])

@@ -28,9 +28,9 @@ from paimon_ds.index.bucket_assigner import snapshot_index_entries
 from paimon_ds.index.hash_index import read_hash_index
 from paimon_ds.index.manifest import DELETION_VECTORS_INDEX, HASH_INDEX, IndexManifestFile
 from paimon_ds.index.paths import IN_DATA_DIR, bucket_dir
-from paimon_ds.operation.commit import CommitConflict
 from paimon_ds.operation.compact import compact_in_process, plan_compaction, run_compaction
 from paimon_ds.operation.maintenance import expire_snapshots, remove_orphan_files
+from paimon_ds.operation.messages import CommitConflict
 from paimon_ds.options import OptionError
 from paimon_ds.schema_change import SetOption, commit_changes
 from paimon_ds.snapshot import SnapshotManager

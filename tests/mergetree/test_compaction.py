@@ -35,8 +35,8 @@ from paimon_ds.mergetree.compact import (
     drop_delete,
     sorted_runs,
 )
-from paimon_ds.operation.commit import CommitConflict
 from paimon_ds.operation.compact import plan_compaction, run_compaction
+from paimon_ds.operation.messages import CommitConflict
 from paimon_ds.operation.write import BucketRestore
 from paimon_ds.options import Options
 

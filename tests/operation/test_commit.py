@@ -19,8 +19,8 @@ import pytest
 
 from paimon_ds.manifest.files import ManifestFile, ManifestList
 from paimon_ds.manifest.meta import FileKind
-from paimon_ds.operation.commit import CommitConflict, TableCommit
-from paimon_ds.operation.messages import CommitMessage
+from paimon_ds.operation.commit import TableCommit
+from paimon_ds.operation.messages import CommitConflict, CommitMessage
 from paimon_ds.operation.scan import TableScan
 from paimon_ds.predicate import And, Leaf, Or
 from paimon_ds.snapshot import Snapshot, SnapshotManager, SnapshotNotFound

@@ -11,7 +11,7 @@ from pyspark.sql import functions as F
 
 import paimon_ds
 from paimon_ds import Delete, Insert, Update, procedures
-from paimon_ds.operation.commit import CommitConflict
+from paimon_ds.operation.messages import CommitConflict
 from paimon_ds.operation.scan import TableScan
 from paimon_ds.table import Table
 
