@@ -419,7 +419,7 @@ def _render_key(blob: bytes, types: Sequence[DataType]) -> str | None:
 
 def _render_row(values: Sequence[Any], types: Sequence[DataType]) -> str:
     """Java's Arrays.toString: ``[a, 1]``."""
-    return "[" + ", ".join(_render(v, t) for v, t in zip(values, types)) + "]"
+    return "[" + ", ".join(render_value(v, t) for v, t in zip(values, types)) + "]"
 
 
 def _render_map(fields: Sequence[DataField], order: Sequence[int], values: Sequence[Any],
@@ -428,11 +428,12 @@ def _render_map(fields: Sequence[DataField], order: Sequence[int], values: Seque
     parts = []
     for i in order:
         v = values[i]
-        parts.append(f"{fields[i].name}={_render(v, types[i]) if types is not None else _render(v, None)}")
+        parts.append(f"{fields[i].name}={render_value(v, types[i] if types is not None else None)}")
     return "{" + ", ".join(parts) + "}"
 
 
-def _render(v: Any, t: DataType | None) -> str:
+def render_value(v: Any, t: DataType | None) -> str:
+    """A value as Paimon's system tables print it (Java's toString: null, true, 1.0E10, ...)."""
     if v is None:
         return "null"
     if isinstance(v, bool):

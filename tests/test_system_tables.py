@@ -17,7 +17,7 @@ import pytest
 from paimon_ds import Catalog, Table
 from paimon_ds.operation.compact import compact_in_process
 from paimon_ds.operation.maintenance import create_tag
-from paimon_ds.system_tables import SCHEMAS, SYSTEM_TABLES, _render, system_table
+from paimon_ds.system_tables import SCHEMAS, SYSTEM_TABLES, render_value, system_table
 from paimon_ds.types import DataType
 
 SCHEMA = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False),
@@ -231,7 +231,7 @@ def test_unknown_system_table(pk_table):
 
 
 def test_values_render_as_paimon_shows_them():
-    assert [_render(v, t) for v, t in [
+    assert [render_value(v, t) for v, t in [
         (None, None), (True, DataType("BOOLEAN")), (0.1, DataType("DOUBLE")), (1e7, DataType("DOUBLE")),
         (1.25e-5, DataType("DOUBLE")), (-2.0, DataType("DOUBLE")), (0.1, DataType("FLOAT")),
         (decimal.Decimal("12.50"), DataType("DECIMAL", (10, 2))), (dt.date(2024, 1, 2), DataType("DATE")),
