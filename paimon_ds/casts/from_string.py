@@ -220,40 +220,25 @@ def _parse_time(v: str) -> int | None:
                 return None
             zh, zm = zh_, zm_
     colon1 = v.find(":")
-    minute = second = milli = 0
-    if colon1 < 0:
-        hour_ = _java_int(v[:end])
-        if hour_ is None:
-            return None
-        hour = hour_
-    else:
-        hour_ = _java_int(v[:colon1])
-        if hour_ is None:
-            return None
-        hour = hour_
-        colon2 = v.find(":", colon1 + 1)
-        if colon2 < 0:
-            minute_ = _java_int(v[colon1 + 1:end])
-            if minute_ is None:
-                return None
-            minute = minute_
-        else:
-            minute_ = _java_int(v[colon1 + 1:colon2])
-            if minute_ is None:
-                return None
-            minute = minute_
-            dot = v.find(".", colon2)
-            if dot < 0:
-                second_ = _java_int(v[colon2 + 1:end])
-                if second_ is None:
-                    return None
-                second = second_
-            else:
-                second_ = _java_int(v[colon2 + 1:dot])
-                if second_ is None:
-                    return None
-                second = second_
-                milli = _parse_fraction(v[dot + 1:end].strip())
+    colon2 = v.find(":", colon1 + 1) if colon1 >= 0 else -1
+    dot = v.find(".", colon2) if colon2 >= 0 else -1
+    # hour[:minute[:second[.fraction]]], each field up to the next separator present (or the zone)
+    ends = [colon1, colon2, dot]
+    fields = []
+    start = 0
+    for stop in ends:
+        if stop < 0:
+            break
+        fields.append(v[start:stop])
+        start = stop + 1
+    fields.append(v[start:end])
+    milli = 0
+    if dot >= 0:
+        milli = _parse_fraction(fields.pop().strip())
+    numbers = [_java_int(f) for f in fields]
+    if any(n is None for n in numbers):
+        return None
+    hour, minute, second = (numbers + [0, 0])[:3]
     hour += operator * zh
     minute += operator * zm
     return wrap32(hour * 3_600_000 + minute * 60_000 + second * 1000 + milli)

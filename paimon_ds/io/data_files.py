@@ -1,9 +1,11 @@
 """Writing data files: one file being written (DataFileSink: its name, location, format and codec per level),
-and the rolling writer of append files (files of about `target-file-size`, with their stats and metadata)."""
+rolling writers (files of about `target-file-size`; RollingFileWriter, which the key-value and row-tracking
+writers extend) and the append writer (AppendFileWriter: files with their stats and metadata)."""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -62,72 +64,124 @@ class DataFileSink:
 
 
 class RollingFileWriter:
-    """Writes one (partition, bucket)'s rows into parquet files of about `target-file-size`."""
+    """Buffers one bucket's rows into row groups and writes them into files rolled at `target-file-size`.
 
-    def __init__(self, table: Table, directory: str, namer: DataFileNamer) -> None:
+    The append, key-value and row-tracking writers share this: buffering, rolling, and deleting what an aborted
+    write left. Each says what its files hold through three hooks: ``start_file`` (a file opens with this row
+    group), ``observe`` (a row group was written) and ``file_meta`` (a file is finished: its DataFileMeta).
+    """
+
+    def __init__(self, table: Table, directory: str, namer: DataFileNamer, schema: pa.Schema, row_group_bytes: int,
+                 level: int = 0, use_dictionary: bool | list[str] = True) -> None:
         self.table = table
         self.io = table.io
         self.directory = directory
         self.namer = namer
-        opts = table.options
-        self.target_size = opts.get("target-file-size")
-        self.row_group_bytes = opts.get("parquet.block.size")
-        self.stats_mode = opts.get("metadata.stats-mode")
-        self.arrow_schema = table.arrow_schema()
-        self.types = [f.type for f in table.schema.fields]
-        self.pending: list[pa.RecordBatch] = []
-        self.pending_bytes = 0
+        self.schema = schema
+        self.level = level
+        self.use_dictionary = use_dictionary
+        self.target_size = table.options.get("target-file-size")
+        # files roll only between row groups, so a row group may not outgrow the target file size
+        self.row_group_bytes = min(row_group_bytes, self.target_size)
         self.done: list[DataFileMeta] = []
         self.written_paths: list[str] = []
-        self._file: DataFileSink | None = None
-        self._rows = 0
-        self._stats: StatsCollector | None = None
+        self.sink: DataFileSink | None = None
+        self.rows = 0  # rows in the open file
+        self._pending: list[pa.Table | pa.RecordBatch] = []
+        self.pending_bytes = 0
 
-    def add(self, batch: pa.RecordBatch) -> None:
-        self.pending.append(batch)
-        self.pending_bytes += batch.nbytes
-        # Files roll only between row groups, so a row group may not outgrow the target file size.
-        if self.pending_bytes >= min(self.row_group_bytes, self.target_size):
+    def add(self, data: pa.Table | pa.RecordBatch) -> None:
+        if data.num_rows == 0:
+            return
+        self._pending.append(data)
+        self.pending_bytes += data.nbytes
+        if self.pending_bytes >= self.row_group_bytes:
             self.flush()
 
+    def write_all(self, chunks: Iterable[pa.Table | pa.RecordBatch]) -> list[DataFileMeta]:
+        for chunk in chunks:
+            self.add(chunk)
+        return self.close()
+
     def flush(self) -> None:
-        """Write buffered batches as one row group; roll the file when it reached its target size."""
-        if not self.pending:
+        """Write the buffered rows as one row group; roll the file once it reached its target size."""
+        if not self._pending:
             return
-        data = pa.Table.from_batches(self.pending, schema=self.arrow_schema)
-        self.pending, self.pending_bytes = [], 0
-        if self._file is None:
-            self._file = DataFileSink(self.table, self.directory, self.namer, self.arrow_schema)
-            self.written_paths.append(self._file.path)
-            self._rows = 0
-            self._stats = StatsCollector(self.types, self.stats_mode)
-        assert self._stats is not None
-        self._file.write(data)
-        self._stats.update(data)
-        self._rows += data.num_rows
-        if self._file.size >= self.target_size:
+        data = pa.concat_tables([pa.Table.from_batches([p]) if isinstance(p, pa.RecordBatch) else p
+                                 for p in self._pending])
+        if not data.schema.equals(self.schema):
+            data = data.cast(self.schema)
+        self._pending, self.pending_bytes = [], 0
+        if self.sink is None:
+            self.sink = DataFileSink(self.table, self.directory, self.namer, self.schema, self.use_dictionary,
+                                     self.level)
+            self.written_paths.append(self.sink.path)
+            self.rows = 0
+            self.start_file(data)
+        self.sink.write(data)
+        self.rows += data.num_rows
+        self.observe(data)
+        if self.sink.size >= self.target_size:
             self._close_file()
 
     def _close_file(self) -> None:
-        assert self._file is not None and self._stats is not None
-        size = self._file.finish()
-        self.done.append(DataFileMeta(
-            file_name=self._file.name, file_size=size, row_count=self._rows,
-            value_stats=self._stats.result(), min_sequence_number=0,
-            max_sequence_number=max(0, self._rows - 1), schema_id=self.table.schema.id, level=0,
-            creation_time=dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
-            delete_row_count=0, file_source=FileSource.APPEND, external_path=self._file.external_path))
-        self._file, self._stats = None, None
+        assert self.sink is not None
+        size = self.sink.finish()
+        self.done.append(self.file_meta(self.sink, size))
+        self.sink = None
 
     def close(self) -> list[DataFileMeta]:
+        """Write what is buffered and finish the open file; every file written."""
         self.flush()
-        if self._file is not None:
+        if self.sink is not None:
             self._close_file()
         return self.done
 
     def abort(self) -> None:
-        if self._file is not None:
-            self._file.discard()
-            self._file = None
+        """Delete every file this writer created."""
+        if self.sink is not None:
+            self.sink.discard()
+            self.sink = None
         for p in self.written_paths:
             self.io.delete_quietly(p)
+
+    # ------------------------------------------------------------------ what a file holds
+    def start_file(self, data: pa.Table) -> None:
+        """A new file opens with ``data`` as its first row group."""
+
+    def observe(self, data: pa.Table) -> None:
+        """``data`` was written to the open file."""
+
+    def file_meta(self, sink: DataFileSink, size: int) -> DataFileMeta:
+        raise NotImplementedError
+
+
+class AppendFileWriter(RollingFileWriter):
+    """An append table's rows: files with value stats, sequence numbers 0..rows-1, level 0."""
+
+    def __init__(self, table: Table, directory: str, namer: DataFileNamer) -> None:
+        super().__init__(table, directory, namer, table.arrow_schema(), table.options.get("parquet.block.size"))
+        self.types = [f.type for f in table.schema.fields]
+        self.stats_mode = table.options.get("metadata.stats-mode")
+        self._stats: StatsCollector | None = None
+
+    def start_file(self, data: pa.Table) -> None:
+        self._stats = StatsCollector(self.types, self.stats_mode)
+
+    def observe(self, data: pa.Table) -> None:
+        assert self._stats is not None
+        self._stats.update(data)
+
+    def file_meta(self, sink: DataFileSink, size: int) -> DataFileMeta:
+        assert self._stats is not None
+        return DataFileMeta(
+            file_name=sink.name, file_size=size, row_count=self.rows,
+            value_stats=self._stats.result(), min_sequence_number=0,
+            max_sequence_number=max(0, self.rows - 1), schema_id=self.table.schema.id, level=0,
+            creation_time=now_utc(), delete_row_count=0, file_source=FileSource.APPEND,
+            external_path=sink.external_path)
+
+
+def now_utc() -> dt.datetime:
+    """A file's creation time as Paimon records it: UTC, without a zone."""
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)

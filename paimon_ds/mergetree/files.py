@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
@@ -13,7 +12,7 @@ from ..casts.column import cast_column
 from ..format.binary_row import serialize_arrow_row
 from ..format.data_file import open_data_file
 from ..format.stats import StatsCollector
-from ..io.data_files import DataFileSink
+from ..io.data_files import DataFileSink, RollingFileWriter, now_utc
 from ..manifest.meta import DataFileMeta, FileSource
 from ..types import conform_array
 from .kv import DELETE, KEY_PREFIX, KIND, SEQ, UPDATE_BEFORE, KeyValueLayout
@@ -23,73 +22,39 @@ if TYPE_CHECKING:
     from ..table import Table
 
 
-class KeyValueFileWriter:
-    """Writes key-sorted kv chunks of one sorted run into parquet files rolled at `target-file-size`.
+class KeyValueFileWriter(RollingFileWriter):
+    """Writes key-sorted kv chunks of one sorted run into files rolled at `target-file-size`.
 
     Every file gets Paimon's metadata: min/max key, key and value stats, sequence range, level.
     """
 
     def __init__(self, table: Table, directory: str, namer: DataFileNamer, level: int,
                  file_source: int = FileSource.APPEND) -> None:
-        self.table = table
-        self.io = table.io
-        self.directory = directory
-        self.namer = namer
-        self.level = level
-        self.file_source = file_source
-        self.layout = KeyValueLayout(table.schema)
-        self.kv_schema = self.layout.arrow_schema()
+        layout = KeyValueLayout(table.schema)
+        kv_schema = layout.arrow_schema()
         opts = table.options
-        self.target_size = opts.get("target-file-size")
         # a row group waits in memory before it is written: keep it to half the write buffer
-        self.row_group_bytes = min(opts.get("parquet.block.size"), self.target_size,
-                                   max(1 << 20, opts.get("write-buffer-size") // 2))
-        self.dictionary_columns = dictionary_columns(self.kv_schema, self.layout)
+        row_group_bytes = min(opts.get("parquet.block.size"), max(1 << 20, opts.get("write-buffer-size") // 2))
+        super().__init__(table, directory, namer, kv_schema, row_group_bytes, level,
+                         dictionary_columns(kv_schema, layout))
+        self.file_source = file_source
+        self.layout = layout
+        self.kv_schema = kv_schema
         self.stats_mode = opts.get("metadata.stats-mode")
-        self.key_types = [f.type for f in self.layout.key_fields]
+        self.key_types = [f.type for f in layout.key_fields]
         self.value_types = [f.type for f in table.schema.fields]
         self.n_keys = len(self.key_types)
-        self.done: list[DataFileMeta] = []
-        self.written_paths: list[str] = []
-        self._pending: list[pa.Table] = []
-        self._pending_bytes = 0
-        self._reset_file()
 
-    def _reset_file(self) -> None:
-        self._file: DataFileSink | None = None
-        self._rows = 0
+    def start_file(self, data: pa.Table) -> None:
         self._deletes = 0
         self._min_seq: int | None = None
         self._max_seq: int | None = None
-        self._first_key: list[pa.Array] | None = None
-        self._last_key: list[pa.Array] | None = None
+        self._first_key = [data.column(i).slice(0, 1) for i in range(self.n_keys)]
+        self._last_key: list[pa.Array] = []
         self._key_stats = StatsCollector(self.key_types, "full")
         self._value_stats = StatsCollector(self.value_types, self.stats_mode)
 
-    def write_all(self, chunks: Iterable[pa.Table]) -> list[DataFileMeta]:
-        for chunk in chunks:
-            self.write(chunk)
-        return self.close()
-
-    def write(self, chunk: pa.Table) -> None:
-        if chunk.num_rows == 0:
-            return
-        self._pending.append(chunk)
-        self._pending_bytes += chunk.nbytes
-        if self._pending_bytes >= self.row_group_bytes:
-            self._flush()
-
-    def _flush(self) -> None:
-        if not self._pending:
-            return
-        data = pa.concat_tables(self._pending).cast(self.kv_schema)
-        self._pending, self._pending_bytes = [], 0
-        if self._file is None:
-            self._file = DataFileSink(self.table, self.directory, self.namer, self.kv_schema, self.dictionary_columns,
-                                     level=self.level)
-            self.written_paths.append(self._file.path)
-            self._first_key = [data.column(i).slice(0, 1) for i in range(self.n_keys)]
-        self._file.write(data)
+    def observe(self, data: pa.Table) -> None:
         n = data.num_rows
         self._last_key = [data.column(i).slice(n - 1, 1) for i in range(self.n_keys)]
         self._key_stats.update(data.select(list(range(self.n_keys))))
@@ -100,37 +65,17 @@ class KeyValueFileWriter:
         lo, hi = int(seq.min()), int(seq.max())
         self._min_seq = lo if self._min_seq is None else min(self._min_seq, lo)
         self._max_seq = hi if self._max_seq is None else max(self._max_seq, hi)
-        self._rows += n
-        if self._file.size >= self.target_size:
-            self._close_file()
 
-    def _close_file(self) -> None:
-        assert self._file is not None and self._first_key is not None and self._last_key is not None
-        size = self._file.finish()
-        self.done.append(DataFileMeta(
-            file_name=self._file.name, file_size=size, row_count=self._rows,
+    def file_meta(self, sink: DataFileSink, size: int) -> DataFileMeta:
+        return DataFileMeta(
+            file_name=sink.name, file_size=size, row_count=self.rows,
             min_key=serialize_arrow_row(self._first_key, self.key_types),
             max_key=serialize_arrow_row(self._last_key, self.key_types),
             key_stats=self._key_stats.result(),
             value_stats=self._value_stats.result(),
             min_sequence_number=self._min_seq or 0, max_sequence_number=self._max_seq or 0,
-            schema_id=self.table.schema.id, level=self.level,
-            creation_time=dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
-            delete_row_count=self._deletes, file_source=self.file_source, external_path=self._file.external_path))
-        self._reset_file()
-
-    def close(self) -> list[DataFileMeta]:
-        self._flush()
-        if self._file is not None:
-            self._close_file()
-        return self.done
-
-    def abort(self) -> None:
-        if self._file is not None:
-            self._file.discard()
-            self._file = None
-        for p in self.written_paths:
-            self.io.delete_quietly(p)
+            schema_id=self.table.schema.id, level=self.level, creation_time=now_utc(),
+            delete_row_count=self._deletes, file_source=self.file_source, external_path=sink.external_path)
 
 
 def dictionary_columns(kv_schema: pa.Schema, layout: KeyValueLayout) -> list[str]:

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from ..deletionvectors.index_file import deletion_files, dv_index_files
 from ..deletionvectors.maintainer import DeletionVectorsMaintainer, dv_enabled
-from ..io.data_files import RollingFileWriter
+from ..io.data_files import AppendFileWriter
 from ..io.names import DataFileNamer
 from ..manifest.meta import DataFileMeta, FileSource
 from ..mergetree.compact import CompactionOptions, UniversalCompaction, sorted_runs
@@ -126,11 +126,11 @@ def run_append_compaction(table: Table, task: BucketTask) -> CommitMessage:
     tracked = row_tracking_enabled(table.options)
     if tracked:
         files = in_row_id_order(task.files)
-        writer: RollingFileWriter | TrackedFileWriter = TrackedFileWriter(table, task.directory, DataFileNamer())
+        writer: AppendFileWriter | TrackedFileWriter = TrackedFileWriter(table, task.directory, DataFileNamer())
         read = table.new_read(pa.schema([*table.arrow_schema(), *system_fields()]))
     else:
         files = task.files
-        writer = RollingFileWriter(table, task.directory, DataFileNamer())
+        writer = AppendFileWriter(table, task.directory, DataFileNamer())
         read = table.new_read()
     # deletion-vector tables: the deleted rows are not rewritten, and the compacted files' vectors go
     dvs = DeletionVectorsMaintainer(table, task.partition, task.bucket, task.dv_index_files) \

@@ -142,19 +142,6 @@ def needs_tracking_read(table: Table, system_columns: Sequence[str], predicate: 
             or (predicate is not None and bool(predicate.fields() & set(SYSTEM_COLUMNS))))
 
 
-_schemas: dict[tuple[str, int, int], TableSchema] = {}
-
-
-def schema_of(table: Table, schema_id: int) -> TableSchema:
-    """A schema of the table by id (cached per process, like the scan's)."""
-    if schema_id == table.schema.id:
-        return table.schema
-    key = (table.schema_manager.dir, schema_id, table.schema.time_millis)
-    if key not in _schemas:
-        _schemas[key] = table.schema_manager.schema(schema_id)
-    return _schemas[key]
-
-
 class RowTrackingRead:
     """Reads the splits of a row-tracking table: merges data-evolution groups, adds system columns, filters.
 
@@ -216,7 +203,7 @@ class RowTrackingRead:
         # each column from the newest file holding it; the newest file also gives the system columns
         assigned: dict[str, list[DataField]] = {f.file_name: [] for f in group}
         missing: list[DataField] = []
-        held = {f.file_name: {x.id for x in file_fields(schema_of(self.table, f.schema_id), f)} for f in group}
+        held = {f.file_name: {x.id for x in file_fields(self.table.schema_by_id(f.schema_id), f)} for f in group}
         for field in self.fields:
             owner = next((f for f in group if field.id in held[f.file_name]), None)
             if owner is None:
@@ -249,7 +236,7 @@ class RowTrackingRead:
                    with_system: bool) -> Iterator[pa.RecordBatch]:
         """A file's ``fields`` in the table's types (by field id), and with ``with_system`` its physical system
         columns (named with a leading NUL, so that they never meet a table column)."""
-        schema = schema_of(self.table, f.schema_id)
+        schema = self.table.schema_by_id(f.schema_id)
         by_id = {x.id: x for x in file_fields(schema, f)}
         path = split.file_path(f)
         with self.table.io.open_input(path, f.file_size) as fh:

@@ -10,8 +10,6 @@ read the same ids as Java Paimon, which reads the physical column.
 
 from __future__ import annotations
 
-import datetime as dt
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -19,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..format.stats import StatsCollector
-from ..io.data_files import DataFileSink
+from ..io.data_files import DataFileSink, RollingFileWriter, now_utc
 from ..io.names import DataFileNamer
 from ..manifest.meta import DataFileMeta, FileSource
 from ..row_tracking import ROW_ID, SEQUENCE_NUMBER, SYSTEM_COLUMNS, system_fields
@@ -29,91 +27,43 @@ if TYPE_CHECKING:
     from ..table import Table
 
 
-@dataclass
-class _OpenFile:
-    sink: DataFileSink
-    stats: StatsCollector
-    rows: int = 0
-    ids: list[np.ndarray] = field(default_factory=list)
-    seq_lo: int | None = None
-    seq_hi: int | None = None
-
-
-class TrackedFileWriter:
+class TrackedFileWriter(RollingFileWriter):
     """Rolls a bucket's rows, with their `_ROW_ID` and `_SEQUENCE_NUMBER`, into files of `target-file-size`."""
 
     def __init__(self, table: Table, directory: str, namer: DataFileNamer) -> None:
-        self.table = table
-        self.directory = directory
-        self.namer = namer
-        opts = table.options
-        self.target_size = opts.get("target-file-size")
-        self.row_group_bytes = opts.get("parquet.block.size")
-        self.stats_mode = opts.get("metadata.stats-mode")
         # the physical columns are NOT NULL, as Paimon's SpecialFields declare them
-        self.schema = pa.schema([*table.arrow_schema(), *(f.with_nullable(False) for f in system_fields())])
+        schema = pa.schema([*table.arrow_schema(), *(f.with_nullable(False) for f in system_fields())])
+        super().__init__(table, directory, namer, schema, table.options.get("parquet.block.size"))
+        self.stats_mode = table.options.get("metadata.stats-mode")
         self.types = [f.type for f in table.schema.fields] + [DataType("BIGINT", nullable=False)] * 2
         self.write_cols = tuple(table.schema.field_names) + SYSTEM_COLUMNS
-        self.pending: list[pa.RecordBatch] = []
-        self.pending_bytes = 0
-        self.done: list[DataFileMeta] = []
-        self.paths: list[str] = []
-        self._open: _OpenFile | None = None
 
-    def add(self, batch: pa.RecordBatch) -> None:
-        self.pending.append(batch.select(self.schema.names))
-        self.pending_bytes += batch.nbytes
-        if self.pending_bytes >= min(self.row_group_bytes, self.target_size):
-            self._flush()
+    def add(self, data: pa.Table | pa.RecordBatch) -> None:
+        super().add(data.select(self.schema.names))
 
-    def _flush(self) -> None:
-        if not self.pending:
-            return
-        data = pa.Table.from_batches(self.pending).cast(self.schema)
-        self.pending, self.pending_bytes = [], 0
-        if self._open is None:
-            sink = DataFileSink(self.table, self.directory, self.namer, self.schema)
-            self.paths.append(sink.path)
-            self._open = _OpenFile(sink, StatsCollector(self.types, self.stats_mode))
-        f = self._open
-        f.sink.write(data)
-        f.stats.update(data)
-        f.rows += data.num_rows
-        f.ids.append(data.column(ROW_ID).to_numpy())
+    def start_file(self, data: pa.Table) -> None:
+        self._stats = StatsCollector(self.types, self.stats_mode)
+        self._ids: list[np.ndarray] = []
+        self._seq_lo: int | None = None
+        self._seq_hi: int | None = None
+
+    def observe(self, data: pa.Table) -> None:
+        self._stats.update(data)
+        self._ids.append(data.column(ROW_ID).to_numpy())
         seq = pc.min_max(data.column(SEQUENCE_NUMBER))
         lo, hi = seq["min"].as_py(), seq["max"].as_py()
-        f.seq_lo = lo if f.seq_lo is None else min(f.seq_lo, lo)
-        f.seq_hi = hi if f.seq_hi is None else max(f.seq_hi, hi)
-        if f.sink.size >= self.target_size:
-            self._close_file()
+        self._seq_lo = lo if self._seq_lo is None else min(self._seq_lo, lo)
+        self._seq_hi = hi if self._seq_hi is None else max(self._seq_hi, hi)
 
-    def _close_file(self) -> None:
-        f = self._open
-        assert f is not None
-        self._open = None
-        size = f.sink.finish()
-        ids = np.concatenate(f.ids)
+    def file_meta(self, sink: DataFileSink, size: int) -> DataFileMeta:
+        ids = np.concatenate(self._ids)
         contiguous = bool(len(ids)) and bool(np.array_equal(ids, np.arange(ids[0], ids[0] + len(ids))))
-        self.done.append(DataFileMeta(
-            file_name=f.sink.name, file_size=size, row_count=f.rows, value_stats=f.stats.result(),
-            min_sequence_number=f.seq_lo or 0, max_sequence_number=f.seq_hi or 0,
-            schema_id=self.table.schema.id, level=0,
-            creation_time=dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), delete_row_count=0,
-            file_source=FileSource.COMPACT, external_path=f.sink.external_path,
-            first_row_id=int(ids[0]) if contiguous else None, write_cols=self.write_cols))
-
-    def close(self) -> list[DataFileMeta]:
-        self._flush()
-        if self._open is not None:
-            self._close_file()
-        return self.done
-
-    def abort(self) -> None:
-        if self._open is not None:
-            self._open.sink.discard()
-            self._open = None
-        for p in self.paths:
-            self.table.io.delete_quietly(p)
+        return DataFileMeta(
+            file_name=sink.name, file_size=size, row_count=self.rows, value_stats=self._stats.result(),
+            min_sequence_number=self._seq_lo or 0, max_sequence_number=self._seq_hi or 0,
+            schema_id=self.table.schema.id, level=0, creation_time=now_utc(), delete_row_count=0,
+            file_source=FileSource.COMPACT, external_path=sink.external_path,
+            first_row_id=int(ids[0]) if contiguous else None, write_cols=self.write_cols)
 
 
 def in_row_id_order(files: list[DataFileMeta]) -> list[DataFileMeta]:

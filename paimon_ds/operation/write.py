@@ -1,6 +1,6 @@
 """The write side of a task: route rows to (partition, bucket) writers, roll parquet files.
 
-Append tables only in this module: each (partition, bucket) gets a RollingFileWriter that buffers
+Append tables only in this module: each (partition, bucket) gets a AppendFileWriter that buffers
 batches into row groups and rolls files at `target-file-size`. Memory across all writers of a task
 is bounded by `write-buffer-size`: when buffers exceed it the largest one is written out.
 """
@@ -28,7 +28,7 @@ from ..index.bucket_assigner import (
 from ..index.hash_index import HashIndexMaintainer
 from ..index.manifest import IndexFileMeta
 from ..index.snapshot_assigner import SnapshotBucketAssigner
-from ..io.data_files import RollingFileWriter
+from ..io.data_files import AppendFileWriter
 from ..io.names import DataFileNamer
 from ..manifest.meta import DataFileMeta
 from ..mergetree.kv import ROW_KINDS
@@ -322,7 +322,7 @@ class TableWrite:
             else:
                 yield (part_key, bucket), batch.take(rows), rows
 
-    def _new_writer(self, part_key: bytes, bucket: int, rows: pa.RecordBatch) -> RollingFileWriter:
+    def _new_writer(self, part_key: bytes, bucket: int, rows: pa.RecordBatch) -> AppendFileWriter:
         rel = self.partition_dirs.get(part_key, "")
         directory = f"{self.table.root}/{rel}/bucket-{bucket}" if rel else f"{self.table.root}/bucket-{bucket}"
         if self.primary_key:
@@ -332,7 +332,7 @@ class TableWrite:
                 self.table, self.engine, directory, self.namer, self.restore.max_sequence.get(key, -1),
                 self.task, restored, compact=self.compact, full_compaction=self.full_compaction)
         else:
-            writer = RollingFileWriter(self.table, directory, self.namer)
+            writer = AppendFileWriter(self.table, directory, self.namer)
         self.writers[(part_key, bucket)] = writer
         return writer
 
