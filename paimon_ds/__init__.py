@@ -88,21 +88,24 @@ def sql(spark: SparkSession, statement: str, warehouse: str | None = None):
 
 
 def read(spark: SparkSession, path: str, snapshot_id: int | None = None, timestamp: Any = None,
-         tag: str | None = None, options: dict[str, Any] | None = None):
+         tag: str | None = None, options: dict[str, Any] | None = None, native: bool = True):
     """A table as a DataFrame, at its latest snapshot or (time travel) at a snapshot id, at the snapshot
-    that was latest at a timestamp (datetime, epoch millis or `yyyy-MM-dd HH:mm:ss`), or at a tag."""
+    that was latest at a timestamp (datetime, epoch millis or `yyyy-MM-dd HH:mm:ss`), or at a tag.
+
+    Files that need no merging are read by Spark's own parquet / ORC reader (column pruning, filter pushdown,
+    no Python), the rest by the `paimon` source, at the same snapshot (paimon_ds.spark.native_read); the rows
+    and column types are those of `spark.read.format("paimon")`. ``native`` False: the source alone."""
     if sum(x is not None for x in (snapshot_id, timestamp, tag)) > 1:
         raise ValueError("time travel takes one of snapshot_id, timestamp or tag")
-    reader = spark.read.format("paimon")
-    for k, v in (options or {}).items():
-        reader = reader.option(k, str(v))
+    opts = {str(k): str(v) for k, v in (options or {}).items()}
     if snapshot_id is not None:
-        reader = reader.option("scan.snapshot-id", str(snapshot_id))
+        opts["scan.snapshot-id"] = str(snapshot_id)
     if timestamp is not None:
-        reader = reader.option("scan.timestamp-millis", str(procedures.to_millis(timestamp)))
+        opts["scan.timestamp-millis"] = str(procedures.to_millis(timestamp))
     if tag is not None:
-        reader = reader.option("scan.tag-name", tag)
-    return reader.load(path)
+        opts["scan.tag-name"] = tag
+    from .spark.native_read import read as read_table  # pyspark: loaded on use
+    return read_table(spark, path, opts, native)
 
 
 def delete(spark: SparkSession, path: str, condition: Any = None, storage_options: dict[str, Any] | None = None):

@@ -21,6 +21,11 @@ ROOT = Path(__file__).resolve().parent.parent
 ORACLES_DIR = Path(os.environ.get("ORACLES_DIR", ROOT / ".oracles"))
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests marked after_suite run last: they check every table the other tests of the run built."""
+    items.sort(key=lambda item: item.get_closest_marker("after_suite") is not None)
+
+
 @pytest.fixture(scope="session")
 def spark():
     import paimon_ds

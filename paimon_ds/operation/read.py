@@ -19,7 +19,7 @@ from ..format.data_file import open_data_file
 from ..mergetree.compact import sorted_runs
 from ..mergetree.files import read_kv_file
 from ..mergetree.kv import KIND
-from ..mergetree.merge import FirstRow, merge_engine, merge_sorted_runs
+from ..mergetree.merge import FirstRow, MergeEngine, merge_engine, merge_sorted_runs
 from ..predicate import Predicate
 from ..row_tracking import SYSTEM_COLUMNS, columns_requested, row_tracking_enabled, system_fields
 from ..types import conform_array
@@ -144,13 +144,11 @@ class TableRead:
         if not merge:
             merged = (finish(t) for t in run_reader(split.files))
         else:
-            readers = [run_reader(r.files) for r in sorted_runs(split.files)]
-            if ((split.deletion_files is not None or isinstance(engine, FirstRow))
-                    and all(f.level > 0 and f.delete_row_count == 0 for f in split.files)):
-                # Paimon's raw-convertible split (MergeTreeSplitGenerator): above level 0, files with their
-                # deletion vectors, or a first-row table's files (lookup compaction), hold each key once
+            if merge_free(split, engine):  # only retractions to drop
                 readers = [run_reader(split.files)]
-            if len(readers) == 1:  # a single run has unique keys: no merging, only deletes to drop
+            else:
+                readers = [run_reader(r.files) for r in sorted_runs(split.files)]
+            if len(readers) == 1:
                 merged = (finish(t) for t in readers[0])
             else:
                 merged = merge_sorted_runs(readers, engine, drop_retract=not keep_retracts)
@@ -247,6 +245,16 @@ class TableRead:
             else:
                 arrays.append(pa.nulls(batch.num_rows, field.type))
         return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def merge_free(split: Split, engine: MergeEngine) -> bool:
+    """Whether a primary-key split's files hold each key once, so reading them needs no merge: a single sorted
+    run, or Paimon's raw-convertible split (MergeTreeSplitGenerator): files above level 0 with their deletion
+    vectors, or a first-row table's files above level 0 (lookup compaction keeps a key in one run)."""
+    if ((split.deletion_files is not None or isinstance(engine, FirstRow))
+            and all(f.level > 0 and f.delete_row_count == 0 for f in split.files)):
+        return True
+    return len(sorted_runs(split.files)) == 1
 
 
 def _same_type(a, b) -> bool:

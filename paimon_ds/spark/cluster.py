@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from ..format.bucket import bucket_ids
@@ -36,6 +37,7 @@ from ..operation.index_bootstrap import GlobalIndexAssigner
 from ..snapshot import Snapshot
 from ..table import Table
 from ..types import conform_array
+from .bucket_expr import bucket_sql, quoted
 from .connect_shim import ShippedFunction
 from .options import (
     BASE_SNAPSHOT_OPTION,
@@ -112,8 +114,16 @@ def foreach_batch_writer(path: str, commit_user: str, options: dict[str, Any] | 
 
 
 def _with_fixed_buckets(df: DataFrame, table: Table, n: int) -> DataFrame:
+    """``df`` with each row's fixed bucket: a Spark SQL expression where the key types allow
+    (spark/bucket_expr.py), so rows reach Python once, in the writer; else computed in Python."""
     schema = table.schema
     keys = schema.bucket_keys
+    spark_types = {f.name: f.dataType for f in spark_schema(schema.arrow_schema())}
+    # the key as the table types it (the DataFrame's column may be narrower)
+    as_table_typed = {k: f"CAST({quoted(k)} AS {spark_types[k].simpleString()})" for k in keys}
+    expression = bucket_sql(schema, table.bucket, as_table_typed)
+    if expression is not None:
+        return df.withColumn(BUCKET_COLUMN, F.expr(expression).cast("int"))
     key_types = [schema.field(k).type for k in keys]
     arrow_by_name = {f.name: f.type for f in schema.arrow_schema()}
     num_buckets = table.bucket

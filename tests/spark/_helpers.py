@@ -78,3 +78,17 @@ def java_bucket_of_bigint(value: int, num_buckets: int) -> int:
     """
     h = mmh3.hash(bytes(8) + struct.pack("<q", value), 42)
     return abs(int(math.fmod(h, num_buckets)))
+
+
+def type_signature(df: DataFrame) -> list[tuple[str, str]]:
+    """Column names and types, nullability aside (Spark's file readers type every column nullable)."""
+    return [(f.name, f.dataType.simpleString()) for f in df.schema.fields]
+
+
+def row_multiset(df: DataFrame) -> list[tuple[Any, ...]]:
+    """The rows of ``df`` in a canonical order (by repr, so that any value sorts)."""
+    return sorted((tuple(r.values()) for r in df.toArrow().to_pylist()), key=repr)
+
+
+def plan_text(df: DataFrame) -> str:
+    return df._jdf.queryExecution().executedPlan().toString()

@@ -1,0 +1,142 @@
+"""Paimon's fixed bucket as a Spark SQL expression, so a shuffle by bucket needs no trip to Python.
+
+Paimon's bucket is ``abs(murmur3_32(BinaryRow(bucket key), seed 42) % numBuckets)``. Spark's ``hash()`` of
+one BINARY value is murmur3_32 with seed 42 over the bytes' 4-byte little-endian words and then the tail
+bytes one by one; a BinaryRow's length is a multiple of 8, so there is no tail and the two agree. The
+expression below builds the key's BinaryRow bytes (format/binary_row.py has the layout) as a hex string:
+  header: 8 bytes (up to 56 fields): row kind 0, bit i+8 set when field i is null;
+  fixed part: an 8-byte little-endian slot per field;
+  variable part: strings of more than 7 bytes and timestamps of precision > 3, each padded to 8 bytes,
+  their slot holding ``offset << 32 | length`` (timestamps: ``offset << 32 | nanoOfMillisecond``; a null
+  timestamp keeps its 8 zero bytes there and its offset in the slot).
+Key types without an expression here (floating point, wide decimals, CHAR, nested) return None: callers
+then compute the bucket in Python (format/bucket.py), which covers every type.
+"""
+
+from __future__ import annotations
+
+from ..schema import TableSchema
+from ..types import DataType
+
+SLOT_HEX = 16  # hex digits of an 8-byte slot
+ZERO_SLOT = "'" + "0" * SLOT_HEX + "'"
+MAX_FIELDS = 55  # one 8-byte header word (bit 63 would not fit a BIGINT literal)
+INT_BYTES = {"TINYINT": 1, "SMALLINT": 2, "INT": 4, "INTEGER": 4, "BIGINT": 8, "DATE": 4}
+
+
+def quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def little_endian_hex(value_sql: str, width: int) -> str:
+    """The low ``width`` bytes of a BIGINT expression, least significant first, as hex, padded to a slot.
+    Spark's hex() of a BIGINT is its two's complement (so -1 is sixteen Fs)."""
+    big_endian = f"lpad(hex(CAST({value_sql} AS BIGINT)), 16, '0')"
+    digits = ", ".join(f"substr({big_endian}, {15 - 2 * i}, 2)" for i in range(width))
+    pad = "0" * (SLOT_HEX - 2 * width)
+    return f"concat({digits}, '{pad}')" if pad else f"concat({digits})"
+
+
+def micros_sql(column: str, data_type: DataType) -> str:
+    """Microseconds since the epoch of a TIMESTAMP_LTZ (Spark TIMESTAMP) or TIMESTAMP (Spark TIMESTAMP_NTZ)."""
+    if data_type.root == "TIMESTAMP_LTZ":
+        return f"unix_micros({column})"
+    return f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', {column})"
+
+
+def floor_millis_sql(column: str, data_type: DataType) -> str:
+    """Epoch milliseconds, floored (Paimon's Timestamp keeps floorDiv(micros, 1000) and the rest as nanos)."""
+    micros = micros_sql(column, data_type)
+    return f"(({micros} - pmod({micros}, 1000)) div 1000)"
+
+
+def is_supported(data_type: DataType) -> bool:
+    root = data_type.root
+    if root in INT_BYTES or root in ("BOOLEAN", "VARCHAR", "VARBINARY"):
+        return True
+    if root == "DECIMAL":
+        return data_type.precision <= 18  # compact: the unscaled long sits in the slot
+    return root in ("TIMESTAMP", "TIMESTAMP_LTZ")
+
+
+class _Field:
+    """One key field's slot hex and variable-part hex (SQL expressions), given where the variable part is."""
+
+    def __init__(self, column: str, data_type: DataType) -> None:
+        self.column = column
+        self.type = data_type
+
+    def var_length_sql(self) -> str:
+        """Bytes this field adds to the variable part (0 when null or inline)."""
+        root, c = self.type.root, self.column
+        if root in ("VARCHAR", "VARBINARY"):
+            return f"(CASE WHEN {c} IS NULL OR octet_length({c}) <= 7 THEN 0 " \
+                   f"ELSE (octet_length({c}) + 7) div 8 * 8 END)"
+        if root in ("TIMESTAMP", "TIMESTAMP_LTZ") and self.type.precision > 3:
+            return "8"  # reserved even for a null (zeros), as Java's BinaryRowWriter does
+        return "0"
+
+    def slot_sql(self, offset_sql: str) -> str:
+        root, c, t = self.type.root, self.column, self.type
+        if root in INT_BYTES:
+            value = f"unix_date({c})" if root == "DATE" else c
+            body = little_endian_hex(value, INT_BYTES[root])
+        elif root == "BOOLEAN":
+            body = f"(CASE WHEN {c} THEN '01{'0' * 14}' ELSE '{'0' * 16}' END)"
+        elif root == "DECIMAL":
+            body = little_endian_hex(f"{c} * CAST(1{'0' * t.scale} AS DECIMAL(19, 0))", 8)
+        elif root in ("VARCHAR", "VARBINARY"):
+            inline = f"concat(rpad(hex({c}), 14, '0'), hex(128 + octet_length({c})))"
+            pointer = little_endian_hex(f"shiftleft(CAST({offset_sql} AS BIGINT), 32) + octet_length({c})", 8)
+            body = f"(CASE WHEN octet_length({c}) <= 7 THEN {inline} ELSE {pointer} END)"
+        elif t.precision <= 3:  # compact timestamp: epoch milliseconds (floored)
+            body = little_endian_hex(floor_millis_sql(c, t), 8)
+        else:
+            nanos_of_milli = f"pmod({micros_sql(c, t)}, 1000) * 1000"
+            body = little_endian_hex(f"shiftleft(CAST({offset_sql} AS BIGINT), 32) + {nanos_of_milli}", 8)
+        if root in ("TIMESTAMP", "TIMESTAMP_LTZ") and t.precision > 3:
+            null_slot = little_endian_hex(f"shiftleft(CAST({offset_sql} AS BIGINT), 32)", 8)
+        else:
+            null_slot = ZERO_SLOT
+        return f"(CASE WHEN {c} IS NULL THEN {null_slot} ELSE {body} END)"
+
+    def var_sql(self) -> str | None:
+        root, c, t = self.type.root, self.column, self.type
+        if root in ("VARCHAR", "VARBINARY"):
+            padded = f"rpad(hex({c}), CAST((octet_length({c}) + 7) div 8 * 16 AS INT), '0')"
+            return f"(CASE WHEN {c} IS NULL OR octet_length({c}) <= 7 THEN '' ELSE {padded} END)"
+        if root in ("TIMESTAMP", "TIMESTAMP_LTZ") and t.precision > 3:
+            millis = little_endian_hex(floor_millis_sql(c, t), 8)
+            return f"(CASE WHEN {c} IS NULL THEN {ZERO_SLOT} ELSE {millis} END)"
+        return None
+
+
+def binary_row_hex_sql(columns: list[str], types: list[DataType]) -> str | None:
+    """The hex of the BinaryRow of ``columns`` (SQL expressions already typed as Spark holds ``types``),
+    or None when a type has no expression here."""
+    if len(columns) > MAX_FIELDS or not all(is_supported(t) for t in types):
+        return None
+    fields = [_Field(c, t) for c, t in zip(columns, types)]
+    null_bits = " + ".join(f"(CASE WHEN {f.column} IS NULL THEN {1 << (i + 8)} ELSE 0 END)"
+                           for i, f in enumerate(fields))
+    parts = [little_endian_hex(null_bits, 8)]
+    var_parts: list[str] = []
+    offset_terms = [str(8 + 8 * len(fields))]  # the variable part starts after the header and the slots
+    for f in fields:
+        parts.append(f.slot_sql(" + ".join(offset_terms)))
+        var = f.var_sql()
+        if var is not None:
+            var_parts.append(var)
+            offset_terms.append(f.var_length_sql())
+    return f"concat({', '.join(parts + var_parts)})"
+
+
+def bucket_sql(schema: TableSchema, num_buckets: int, columns: dict[str, str] | None = None) -> str | None:
+    """Paimon's fixed bucket of a row as a Spark SQL expression over its bucket-key columns (``columns``:
+    each key's SQL expression, by default the column itself), or None when a key type needs Python."""
+    keys = schema.bucket_keys
+    exprs = [(columns or {}).get(k, quoted(k)) for k in keys]
+    row_hex = binary_row_hex_sql(exprs, [schema.field(k).type for k in keys])
+    if row_hex is None:
+        return None
+    return f"abs(hash(unhex({row_hex})) % {int(num_buckets)})"

@@ -1,0 +1,92 @@
+"""`make bench`: reads against Spark's own parquet reader, same rows, same run, as ratios.
+
+Tables (BENCH_READ_ROWS rows, default 10M, 5 columns): Spark parquet (the baseline); a paimon_ds append
+table; a primary-key table (bucket=4) compacted into one sorted run per bucket; the same keys written twice
+without compaction (two runs per bucket: merge-on-read). Queries: an aggregate over all 5 columns (full scan),
+a filter keeping 0.01% of rows (selective), and sum(id) (one column). Readers: paimon_ds.read (Spark's reader
+for files that need no merge, the Python source for the rest) and spark.read.format("paimon") (the Python
+source alone). Targets (issue 21): paimon_ds.read <= 1.3x parquet for full and one-column, <= 1.5x for
+selective, on tables whose files need no merge; spark.read.format("paimon") full scan <= 1.8x. Merge-on-read
+figures are printed, not asserted: merging is the Python reader's work (test_bench_pk.py measures it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+import pytest
+from pyspark.sql import functions as F
+
+import paimon_ds
+
+ROWS = int(os.environ.get("BENCH_READ_ROWS", 10_000_000))
+RUNS = 3
+SELECTED = max(1, ROWS // 10_000)  # 0.01%
+FIRST_SELECTED = ROWS // 3
+
+
+def _best(fn) -> float:
+    fn()  # warm-up: page cache, JIT, Python workers
+    times = []
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def _queries(df):
+    """(name, action) of the three queries on a DataFrame of the bench's columns."""
+    return [
+        ("full", lambda: df.agg(F.sum("id"), F.sum("k"), F.max("name"), F.sum("amount"),
+                                F.count(F.when(F.col("flag"), 1))).collect()),
+        ("selective", lambda: df.where(F.col("id").between(FIRST_SELECTED, FIRST_SELECTED + SELECTED - 1))
+         .agg(F.count("*"), F.sum("amount")).collect()),
+        ("one column", lambda: df.agg(F.sum("id")).collect()),
+    ]
+
+
+@pytest.mark.bench
+def test_reads_vs_spark_parquet(spark, tmp_path):
+    rows = spark.sql(f"""
+        SELECT id, CAST(id % 1000 AS INT) AS k, concat('name-', id % 100000) AS name,
+               CAST(id AS DOUBLE) * 1.5 AS amount, id % 2 = 0 AS flag
+        FROM range(0, {ROWS}, 1, 2)""")
+    parquet = str(tmp_path / "parquet")
+    rows.write.mode("overwrite").option("compression", "zstd").parquet(parquet)
+    wh = tmp_path / "w" / "db.db"
+    tables = {"append": str(wh / "append"), "pk compacted": str(wh / "pk"), "pk 2 runs": str(wh / "pk_runs")}
+    rows.write.format("paimon").mode("append").save(tables["append"])
+    pk = {"primary-key": "id", "bucket": "4"}
+    paimon_ds.write(rows, tables["pk compacted"], options=pk, parallelism=4)  # one writer per bucket
+    paimon_ds.compact(spark, tables["pk compacted"], full=True)
+    # every key once, then every other key again: two sorted runs per bucket to merge on read
+    rows.coalesce(1).write.format("paimon").mode("append").options(**pk).save(tables["pk 2 runs"])
+    rows.where(F.col("id") % 2 == 0).coalesce(1).write.format("paimon").mode("append").options(**pk) \
+        .save(tables["pk 2 runs"])
+
+    baseline = {name: _best(q) for name, q in _queries(spark.read.parquet(parquet))}
+    results = {}
+    for table, path in tables.items():
+        readers = {"paimon_ds.read": paimon_ds.read(spark, path),
+                   'format("paimon")': spark.read.format("paimon").load(path)}
+        for reader, df in readers.items():
+            for name, q in _queries(df):
+                results[(table, reader, name)] = _best(q)
+    print(f"\n{ROWS:,} rows, best of {RUNS}, Spark local[2]; Spark parquet: "
+          + ", ".join(f"{q} {t:.2f}s" for q, t in baseline.items()))
+    for (table, reader, name), t in results.items():
+        print(f"    {table:13s} {reader:17s} {name:10s} {t:7.2f} s  {t / baseline[name]:6.2f}x parquet")
+    for table in ("append", "pk compacted"):
+        for name, target in (("full", 1.3), ("selective", 1.5), ("one column", 1.3)):
+            ratio = results[(table, "paimon_ds.read", name)] / baseline[name]
+            assert ratio <= target, f"paimon_ds.read {table} {name}: {ratio:.2f}x parquet (target {target}x)"
+    ratio = results[("append", 'format("paimon")', "full")] / baseline["full"]
+    assert ratio <= 1.8, f'spark.read.format("paimon") full scan: {ratio:.2f}x parquet (target 1.8x)'
+    # the same answers from every reader
+    expected = _queries(spark.read.parquet(parquet))[0][1]()
+    for path in tables.values():
+        assert _queries(paimon_ds.read(spark, path))[0][1]() == expected
+    shutil.rmtree(str(tmp_path / "w"), ignore_errors=True)
