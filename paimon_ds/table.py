@@ -220,8 +220,8 @@ class Table:
         # a commit that leaves level-0 files readers skip (first-row, deletion vectors) compacts them up here
         return TableCommit(self, commit_user, lambda buckets: compact_in_process(self, buckets))
 
-    def new_scan(self, predicate=None) -> TableScan:
-        return TableScan(self, predicate)
+    def new_scan(self, predicate=None, parallelism: int | None = None) -> TableScan:
+        return TableScan(self, predicate, parallelism=parallelism)
 
     def new_read(self, read_schema: pa.Schema | None = None, predicate=None,
                  row_kind_column: str | None = None, file_column: str | None = None,

@@ -73,7 +73,10 @@ class ParquetFileWriter:
         self._writer = pq.ParquetWriter(
             sink, self._file_schema, compression=codec, compression_level=zstd_level if codec == "zstd" else None,
             store_decimal_as_integer=True, write_statistics=True, use_dictionary=use_dictionary,
-            use_deprecated_int96_timestamps=self._int96)
+            use_deprecated_int96_timestamps=self._int96,
+            # column and offset indexes (min/max per page, as parquet-mr writes them): readers such as Spark's
+            # skip the pages a filter rules out, not only row groups
+            write_page_index=True)
 
     def write(self, data: pa.Table) -> None:
         if self._int96:

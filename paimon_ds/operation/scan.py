@@ -74,9 +74,12 @@ class Split:
 
 class TableScan:
     def __init__(self, table: Table, predicate: Predicate | None = None,
-                 level_filter: LevelFilter | None = None) -> None:
+                 level_filter: LevelFilter | None = None, parallelism: int | None = None) -> None:
         """``level_filter``: the levels plan() reads (None: what Paimon's batch scan reads, see
-        batch_skips_level0); read_entries() always gives every level."""
+        batch_skips_level0); read_entries() always gives every level. ``parallelism``: the readers that will
+        share the splits (an engine's default parallelism), so append files spread over at least that many
+        splits where they can, as Spark sizes its own file splits."""
+        self.parallelism = parallelism
         self.table = table
         self.schema = table.schema
         self.predicate = predicate
@@ -201,6 +204,10 @@ class TableScan:
         opts = self.table.options
         target = opts.get("source.split.target-size")
         open_cost = opts.get("source.split.open-file-cost")
+        if self.parallelism and not self.schema.primary_keys:
+            # Spark's FilePartition.maxSplitBytes: no larger than a fair share of the bytes per reader
+            total = sum(max(e.file.file_size, open_cost) for e in entries)
+            target = min(target, max(open_cost, total // self.parallelism))
         groups: dict[tuple[bytes, int], list[DataFileMeta]] = defaultdict(list)
         for e in entries:
             groups[(e.partition, e.bucket)].append(e.file)

@@ -18,7 +18,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from ..format.bucket import bucket_ids
@@ -37,7 +36,7 @@ from ..operation.index_bootstrap import GlobalIndexAssigner
 from ..snapshot import Snapshot
 from ..table import Table
 from ..types import conform_array
-from .bucket_expr import bucket_sql, quoted
+from .bucket_expr import quoted, with_bucket_column
 from .connect_shim import ShippedFunction
 from .options import (
     BASE_SNAPSHOT_OPTION,
@@ -121,9 +120,9 @@ def _with_fixed_buckets(df: DataFrame, table: Table, n: int) -> DataFrame:
     spark_types = {f.name: f.dataType for f in spark_schema(schema.arrow_schema())}
     # the key as the table types it (the DataFrame's column may be narrower)
     as_table_typed = {k: f"CAST({quoted(k)} AS {spark_types[k].simpleString()})" for k in keys}
-    expression = bucket_sql(schema, table.bucket, as_table_typed)
-    if expression is not None:
-        return df.withColumn(BUCKET_COLUMN, F.expr(expression).cast("int"))
+    with_bucket = with_bucket_column(df, schema, table.bucket, BUCKET_COLUMN, as_table_typed)
+    if with_bucket is not None:
+        return with_bucket
     key_types = [schema.field(k).type for k in keys]
     arrow_by_name = {f.name: f.type for f in schema.arrow_schema()}
     num_buckets = table.bucket

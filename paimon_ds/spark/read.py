@@ -23,9 +23,11 @@ class SplitPartition(InputPartition):
 class PaimonReader(DataSourceReader):
     def __init__(self, table: Table, schema: StructType, row_kind_column: str | None = None,
                  file_column: str | None = None, only_files: set[str] | None = None,
-                 position_column: str | None = None) -> None:
+                 position_column: str | None = None, parallelism: int | None = None) -> None:
         """``file_column`` / ``only_files``: for the package's row-level jobs on append tables (which
-        file each row is in; read only these files)."""
+        file each row is in; read only these files). ``parallelism``: the session's default parallelism,
+        which append files are spread over (as Spark's own file sources do)."""
+        self.parallelism = parallelism
         self.table = table
         self.row_kind_column = row_kind_column
         self.file_column = file_column
@@ -55,7 +57,7 @@ class PaimonReader(DataSourceReader):
         return and_all(self.predicates)
 
     def partitions(self) -> list[InputPartition]:
-        splits = self.table.new_scan(self.predicate).plan()
+        splits = self.table.new_scan(self.predicate, parallelism=self.parallelism).plan()
         if self.only_files is not None:
             for s in splits:
                 s.files = [f for f in s.files if f.file_name in self.only_files]

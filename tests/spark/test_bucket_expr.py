@@ -8,7 +8,7 @@ import pytest
 
 from paimon_ds import Table
 from paimon_ds.format.bucket import bucket_ids, row_hashes
-from paimon_ds.spark.bucket_expr import binary_row_hex_sql, bucket_sql, quoted
+from paimon_ds.spark.bucket_expr import binary_row_hex_sql, bucket_sql, quoted, with_bucket_column
 from paimon_ds.spark.types import spark_schema
 from paimon_ds.types import parse_type, to_arrow_field
 
@@ -80,3 +80,24 @@ def test_bucket_sql_uses_the_tables_bucket_keys(spark, tmp_path):
     out = df.selectExpr("id", f"{expr} AS b").toArrow()
     ids = out.column("id").combine_chunks()
     assert out.column("b").to_pylist() == bucket_ids([ids], [table.schema.field("id").type], 5).tolist()
+
+
+FIXED_WIDTH = ["BIGINT", "INT", "SMALLINT", "TINYINT", "BOOLEAN", "DATE", "DECIMAL(10, 2)", "DECIMAL(18, 0)",
+               "TIMESTAMP(3) WITH LOCAL TIME ZONE", "TIMESTAMP(3)", "TIMESTAMP(2) WITH LOCAL TIME ZONE"]
+
+
+@pytest.mark.parametrize("type_names", [[t] for t in FIXED_WIDTH] + [FIXED_WIDTH, ["INT", "BIGINT", "DATE"]],
+                         ids=lambda names: "+".join(names))
+def test_fixed_width_keys_hash_by_arithmetic_as_python(spark, tmp_path, type_names):
+    # the arithmetic murmur3 (no bytes built) gives Python's bucket, nulls and negatives included
+    out, columns, types = _python_and_sql(spark, type_names, 7)
+    names = [f"c{i}" for i in range(len(types))]
+    schema = pa.schema([to_arrow_field(n, t) for n, t in zip(names, types)])
+    table = Table.for_write(str(tmp_path / "t"), schema, {"bucket": "7", "bucket-key": ",".join(names)})
+    df = spark.createDataFrame(out.select(names))
+    bucketed = with_bucket_column(df, table.schema, 7, "b")
+    assert bucketed is not None and bucketed.columns == [*names, "b"]
+    got = bucketed.toArrow()
+    assert got.column("b").to_pylist() == bucket_ids([got.column(n).combine_chunks() for n in names], types,
+                                                      7).tolist()
+    assert got.column("b").to_pylist() == out.column("b").to_pylist()  # the same as the BinaryRow bytes give
