@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from typing import Any
 
 import pyarrow as pa
@@ -40,42 +39,23 @@ from .write import PaimonBatchWriter
 
 
 def source_for_session(spark: Any) -> type[PaimonDataSource]:
-    """PaimonDataSource, bound to the session's storage settings and default parallelism: Python data sources
-    run in worker processes that cannot read Spark conf, so the settings travel with the (pickled) class."""
+    """PaimonDataSource, bound to the session's storage settings when it has any: Python data sources run in
+    worker processes that cannot read Spark conf, so the settings travel with the (pickled) class."""
     storage = session_storage(spark)
-    parallelism = default_parallelism(spark)
+    if not storage:
+        return PaimonDataSource
 
     class SessionPaimonDataSource(PaimonDataSource):
         session_storage = storage
-        session_parallelism = parallelism
 
     return SessionPaimonDataSource
-
-
-def default_parallelism(spark: Any) -> int | None:
-    """`spark.default.parallelism`, or the cores of a `local[N]` master, from the session's conf (classic and
-    Connect alike: no JVM handle); None when the conf does not say (a cluster manager's default)."""
-    try:
-        value = spark.conf.get("spark.default.parallelism", None)
-        if value:
-            return int(value)
-        master = spark.conf.get("spark.master", None) or ""
-    except Exception:  # noqa: BLE001 - a conf a server does not expose: the planner's own guess
-        return None
-    match = re.fullmatch(r"local\[(\d+|\*)(?:,\s*\d+)?\]", master.strip())
-    if master.strip() == "local":
-        return 1
-    if match is None:
-        return None
-    return os.cpu_count() if match.group(1) == "*" else int(match.group(1))
 
 
 class PaimonDataSource(DataSource):
     """`spark.read.format("paimon")` / `df.write.format("paimon")` on a Paimon table path."""
 
-    # storage settings and default parallelism from the registering session's Spark conf (see source_for_session)
+    # storage settings from the registering session's Spark conf (see source_for_session)
     session_storage: dict[str, str] = {}
-    session_parallelism: int | None = None
 
     @classmethod
     def name(cls) -> str:
@@ -120,7 +100,9 @@ class PaimonDataSource(DataSource):
         only = self.opts.get(ONLY_FILES_OPTION)
         return PaimonReader(self._table(), schema, self.opts.get(ROW_KIND_COLUMN_OPTION),
                             self.opts.get(FILE_COLUMN_OPTION), set(json.loads(only)) if only else None,
-                            self.opts.get(POSITION_COLUMN_OPTION), self.session_parallelism or os.cpu_count())
+                            self.opts.get(POSITION_COLUMN_OPTION),
+                            # the planner cannot read Spark conf: its machine's cores stand for the parallelism
+                            os.cpu_count())
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         return PaimonStreamReader(self._table(), schema, self.opts)

@@ -158,7 +158,7 @@ def _suite_tables(root: Path) -> list[Path]:
 def test_native_read_equals_python_source_on_every_table_of_the_suite(spark, tmp_path_factory):
     """After the other tests: every table they left on local disk, at its latest and earliest snapshots, reads
     the same through paimon_ds.read as through the Python source (where any of its files go to Spark)."""
-    compared, native_files = 0, 0
+    compared, native_files, unreadable = 0, 0, []
     failures = []
     for path in _suite_tables(tmp_path_factory.getbasetemp()):
         try:
@@ -172,9 +172,13 @@ def test_native_read_equals_python_source_on_every_table_of_the_suite(spark, tmp
                 raw, _ = split_raw_files(at, at.new_scan().plan())
                 if not raw or sum(f.row_count for s in at.new_scan().plan() for f in s.files) > 200_000:
                     continue
+            except Exception:  # noqa: BLE001 - a table a test broke on purpose: nothing to plan
+                continue
+            try:
                 python = paimon_ds.read(spark, str(path), snapshot_id=snapshot_id, native=False)
                 expected = (type_signature(python), row_multiset(python))
             except Exception:  # noqa: BLE001 - unreadable through the Python source too: nothing to compare
+                unreadable.append(str(path))
                 continue
             native = paimon_ds.read(spark, str(path), snapshot_id=snapshot_id)
             got = (type_signature(native), row_multiset(native))
@@ -182,7 +186,10 @@ def test_native_read_equals_python_source_on_every_table_of_the_suite(spark, tmp
             native_files += len(raw)
             if got != expected:
                 failures.append(f"{path} at snapshot {snapshot_id}")
-    if compared == 0:
+    if compared == 0 and not unreadable:
         pytest.skip("no table left by other tests (run with the suite)")
-    print(f"\nnative read = Python source on {compared} table snapshots ({native_files} files read by Spark)")
+    # a few tables are broken on purpose; most must read, or this check checked nothing
+    assert compared > 4 * len(unreadable), f"{len(unreadable)} tables unreadable, {compared} compared"
+    print(f"\nnative read = Python source on {compared} table snapshots ({native_files} files read by Spark; "
+          f"{len(unreadable)} unreadable through the Python source too)")
     assert not failures, f"native read differs from the Python source: {failures}"

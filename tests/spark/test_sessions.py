@@ -14,6 +14,14 @@ import paimon_ds
 from paimon_ds import Catalog
 
 
+@pytest.fixture(autouse=True)
+def shared_session_active_after(spark):
+    """Leave the run's shared session the active one: classic Spark resolves a write's format in the active
+    session, which these tests move to their new sessions."""
+    yield
+    spark.createDataFrame([], "x INT")  # the public call that makes a session the active one
+
+
 def rows(df) -> list[tuple]:
     return sorted(tuple(r) for r in df.collect())
 
