@@ -49,9 +49,12 @@ def test_append_write_vs_spark_parquet(spark, tmp_path):
 
     spark_parquet(), python_floor(), paimon()  # warm-up: JVM JIT, Python workers
     runs = 3
-    parquet_times = [_timed(spark_parquet) for _ in range(runs)]
-    floor_times = [_timed(python_floor) for _ in range(runs)]
-    paimon_times = [_timed(paimon) for _ in range(runs)]
+    # interleaved rounds: a slow spell of the machine hits every writer alike, not one of them
+    parquet_times, floor_times, paimon_times = [], [], []
+    for _ in range(runs):
+        parquet_times.append(_timed(spark_parquet))
+        floor_times.append(_timed(python_floor))
+        paimon_times.append(_timed(paimon))
     best_parquet, best_floor, best_paimon = min(parquet_times), min(floor_times), min(paimon_times)
     ratio, floor_ratio, over_floor = best_paimon / best_parquet, best_floor / best_parquet, best_paimon / best_floor
     print(f"\n{ROWS:,} rows, best of {runs}: spark parquet {best_parquet:.2f}s {[round(t, 2) for t in parquet_times]}, "

@@ -15,6 +15,7 @@ from paimon_ds import Table
 from paimon_ds.catalog import Catalog
 from paimon_ds.operation.raw_files import split_raw_files
 from paimon_ds.schema_change import AddColumn, RenameColumn
+from paimon_ds.spark.native_read import jvm_uri
 
 from ._helpers import plan_text, row_multiset, save, type_signature
 
@@ -145,6 +146,13 @@ def test_unreachable_storage_falls_back_with_one_warning(spark, warehouse, monke
     assert PYTHON_SCAN in plan_text(first)
     messages = [str(w.message) for w in caught if "Spark cannot read the table's files itself" in str(w.message)]
     assert len(messages) == 1 and "reading through the Python source instead" in messages[0]
+
+
+def test_jvm_uris():
+    assert jvm_uri("/wh/db.db/t", "/wh/db.db/t/bucket-0/f.parquet") == "file:///wh/db.db/t/bucket-0/f.parquet"
+    assert jvm_uri("s3://b/wh/t", "b/wh/t/bucket-0/f.parquet") == "s3a://b/wh/t/bucket-0/f.parquet"
+    assert jvm_uri("/wh/t", "s3://other/ext/f.parquet") == "s3a://other/ext/f.parquet"
+
 
 
 def _suite_tables(root: Path) -> list[Path]:
