@@ -13,9 +13,11 @@ read goes through the Python source, and a warning says so once per reason.
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from collections import defaultdict
 from functools import reduce
+from urllib.parse import urlsplit
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -117,14 +119,25 @@ def drop_deleted(spark: SparkSession, table: Table, df: DataFrame, files: list[R
 
 
 def jvm_uri(table_path: str, path: str) -> str:
-    """A data file's location as Hadoop's filesystems name it: s3:// as s3a://, local paths as file:// URIs."""
-    scheme, sep, rest = path.partition("://")
-    if not sep:
-        scheme, sep, _ = table_path.partition("://")
-        rest = path
-        if not sep:
+    """A data file's location as Hadoop's filesystems name it: s3:// as s3a://, local paths as file:// URIs;
+    URIs with a scheme (`file:/x`, `hdfs://nn/x`, an external path) as they are."""
+    scheme = uri_scheme(path)
+    if scheme is None:
+        table_scheme = uri_scheme(table_path)
+        if table_scheme is None or table_scheme == "file":
             return "file://" + path
-    return f"{'s3a' if scheme in ('s3', 's3n') else scheme}://{rest}"
+        # a root path keeps the table's authority (hdfs://nn/x); an object store's holds its bucket (s3 b/x)
+        authority = urlsplit(table_path).netloc if path.startswith("/") else ""
+        scheme, path = table_scheme, f"{table_scheme}://{authority}{path}"
+    if scheme in ("s3", "s3n"):
+        return "s3a" + path[len(scheme):]
+    return path
+
+
+def uri_scheme(path: str) -> str | None:
+    """The scheme of a URI (`s3`, `file`, ...), or None for a plain path."""
+    match = re.match(r"([a-zA-Z][a-zA-Z0-9+.-]+):", path)
+    return match.group(1).lower() if match else None
 
 
 def _cause(e: Exception) -> str:

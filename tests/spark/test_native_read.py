@@ -152,6 +152,10 @@ def test_jvm_uris():
     assert jvm_uri("/wh/db.db/t", "/wh/db.db/t/bucket-0/f.parquet") == "file:///wh/db.db/t/bucket-0/f.parquet"
     assert jvm_uri("s3://b/wh/t", "b/wh/t/bucket-0/f.parquet") == "s3a://b/wh/t/bucket-0/f.parquet"
     assert jvm_uri("/wh/t", "s3://other/ext/f.parquet") == "s3a://other/ext/f.parquet"
+    # external data paths are stored as URIs, `file:/x` included (the suite-wide check found this one)
+    assert jvm_uri("/wh/t", "file:/ext/p=a/bucket-0/f.parquet") == "file:/ext/p=a/bucket-0/f.parquet"
+    assert jvm_uri("file:/wh/t", "/wh/t/bucket-0/f.parquet") == "file:///wh/t/bucket-0/f.parquet"
+    assert jvm_uri("hdfs://nn/wh/t", "/wh/t/bucket-0/f.parquet") == "hdfs://nn/wh/t/bucket-0/f.parquet"
 
 
 
