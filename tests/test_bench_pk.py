@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from bench.null_sink import register as register_null_sink
+from bench.rounds import interleaved, timed
 from bench.write_profile import format_shares, stage_shares, write_task
 
 import paimon_ds
@@ -45,12 +46,6 @@ CORE_ROWS = int(os.environ.get("BENCH_PK_CORE_ROWS", 1_000_000))
 RUN_ROWS = int(os.environ.get("BENCH_PK_RUN_ROWS", 1_000_000))
 PK = {"primary-key": "id", "bucket": "4"}
 SCHEMA = pa.schema([("id", pa.int64()), ("k", pa.int32()), ("name", pa.string()), ("amount", pa.float64())])
-
-
-def _timed(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
 
 
 def _profile(fn, top: int = 15) -> str:
@@ -106,14 +101,8 @@ def test_pk_write_vs_spark_parquet(spark, tmp_path):
     def python_floor() -> None:
         df.write.format(null_sink).mode("append").save()
 
-    writers = (spark_parquet, python_floor, paimon_format, paimon_clustered)
-    for fn in writers:
-        fn()  # warm-up: JVM JIT, Python workers
-    runs = 3
-    times: dict[str, list[float]] = {fn.__name__: [] for fn in writers}
-    for _ in range(runs):  # interleaved rounds: a slow spell of the machine hits every writer alike
-        for fn in writers:
-            times[fn.__name__].append(_timed(fn))
+    times = interleaved([spark_parquet, python_floor, paimon_format, paimon_clustered])
+    runs = len(times["paimon_format"])
     best = {name: min(ts) for name, ts in times.items()}
     last = Table.load(str(wh / f"clustered{count[0]}"))
     assert last.latest_snapshot().total_record_count == SPARK_ROWS
@@ -169,7 +158,7 @@ def test_core_write_vs_pypaimon(tmp_path):
         table.new_commit().commit(write.prepare_commit())
 
     ours("warmup")
-    times = [_timed(lambda i=i: ours(f"paimon_ds{i}")) for i in range(3)]
+    times = [timed(lambda i=i: ours(f"paimon_ds{i}")) for i in range(3)]
     best = min(times)
     rows_per_s = CORE_ROWS / best
     ratio = rows_per_s / pp["rows_per_s"]

@@ -11,20 +11,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 
 import pytest
 from bench.null_sink import register as register_null_sink
+from bench.rounds import interleaved
 
 from paimon_ds import Table
 
 ROWS = int(os.environ.get("BENCH_ROWS", 10_000_000))
-
-
-def _timed(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
 
 
 @pytest.mark.bench
@@ -47,14 +41,9 @@ def test_append_write_vs_spark_parquet(spark, tmp_path):
     def python_floor() -> None:
         df.write.format(null_sink).mode("append").save()
 
-    spark_parquet(), python_floor(), paimon()  # warm-up: JVM JIT, Python workers
-    runs = 3
-    # interleaved rounds: a slow spell of the machine hits every writer alike, not one of them
-    parquet_times, floor_times, paimon_times = [], [], []
-    for _ in range(runs):
-        parquet_times.append(_timed(spark_parquet))
-        floor_times.append(_timed(python_floor))
-        paimon_times.append(_timed(paimon))
+    times = interleaved([spark_parquet, python_floor, paimon])
+    runs = len(times["paimon"])
+    parquet_times, floor_times, paimon_times = times["spark_parquet"], times["python_floor"], times["paimon"]
     best_parquet, best_floor, best_paimon = min(parquet_times), min(floor_times), min(paimon_times)
     ratio, floor_ratio, over_floor = best_paimon / best_parquet, best_floor / best_parquet, best_paimon / best_floor
     print(f"\n{ROWS:,} rows, best of {runs}: spark parquet {best_parquet:.2f}s {[round(t, 2) for t in parquet_times]}, "

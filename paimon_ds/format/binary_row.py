@@ -153,6 +153,24 @@ def _decimal_big_endian(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(be), (16 - start).astype(np.int64)
 
 
+def fixed_width_rows(columns: Sequence[pa.Array], types: Sequence[DataType]) -> np.ndarray | None:
+    """The rows' BinaryRow bytes as an (n, words) uint32 matrix of little-endian words, when every field is
+    fixed-width (a row is its header and one 8-byte slot a field, all rows of one length); else None.
+    What encode_rows gives such rows, without its offsets and variable parts (the hot path of bucketing)."""
+    if not types or any(_var_kind(t) is not None for t in types):
+        return None
+    n = len(columns[0])
+    head_words = header_bytes(len(types)) // 8
+    rows = np.zeros((n, head_words + len(types)), dtype=np.uint64)
+    for i, (col, t) in enumerate(zip(columns, types)):
+        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        rows[:, head_words + i] = _fixed_slot(col, t)  # a null's slot is 0
+        if col.null_count:
+            bit = i + 8  # null bits follow the header byte
+            rows[col.is_null().to_numpy(zero_copy_only=False), bit // 64] |= np.uint64(1) << np.uint64(bit % 64)
+    return rows.view(np.uint32)
+
+
 def encode_rows(columns: Sequence[pa.Array], types: Sequence[DataType]) -> tuple[np.ndarray, np.ndarray]:
     """Encode rows of the given columns as BinaryRows.
 

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..types import DataType
-from .binary_row import encode_rows
+from .binary_row import encode_rows, fixed_width_rows
 
 _C1 = np.uint32(0xCC9E2D51)
 _C2 = np.uint32(0x1B873593)
@@ -31,6 +31,8 @@ def hash_rows(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     words = data.view(np.uint32)
     word_start = offsets[:-1] // 4
     n_words = lengths // 4
+    if n and lengths.min() == lengths.max():  # rows of one length (fixed-width keys): a matrix, no gathers
+        return hash_words(words[offsets[0] // 4: offsets[-1] // 4].reshape(n, -1))
     h = np.full(n, SEED, dtype=np.uint32)
     with np.errstate(over="ignore"):
         max_words = int(n_words.max()) if n else 0
@@ -51,6 +53,23 @@ def hash_rows(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return fmix32(h).view(np.int32)
 
 
+def hash_words(words: np.ndarray) -> np.ndarray:
+    """Murmur-hash-by-words of rows of equal length, one row of ``words`` (uint32) each, as int32."""
+    n, width = words.shape
+    # while every row's words so far were zero (a BinaryRow's header and null bits, no field null), every
+    # row has the same hash state: mix it once, as a scalar
+    state: np.uint32 | np.ndarray = np.uint32(SEED)
+    with np.errstate(over="ignore"):
+        for j in range(width):
+            column = words[:, j]
+            if isinstance(state, np.ndarray) or column.any():
+                state = state ^ (_rotl(column * _C1, 15) * _C2)
+            state = _rotl(state, 13) * np.uint32(5) + np.uint32(0xE6546B64)
+        h = np.full(n, state, dtype=np.uint32) if not isinstance(state, np.ndarray) else state
+        h ^= np.uint32(4 * width)
+    return fmix32(h).view(np.int32)
+
+
 def fmix32(h: np.ndarray) -> np.ndarray:
     """murmur3's 32-bit finaliser, in place on a uint32 array (which it returns)."""
     with np.errstate(over="ignore"):
@@ -65,6 +84,9 @@ def fmix32(h: np.ndarray) -> np.ndarray:
 def row_hashes(columns: Sequence[pa.Array], types: Sequence[DataType]) -> np.ndarray:
     """Java's ``BinaryRow.hashCode()`` of each row of the columns (int32): the raw hash behind the fixed
     bucket, and the key hash dynamic-bucket tables keep in their hash index (paimon_ds.index)."""
+    words = fixed_width_rows(columns, types)
+    if words is not None:
+        return hash_words(words)
     data, offsets = encode_rows(columns, types)
     return hash_rows(data, offsets)
 

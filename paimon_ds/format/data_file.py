@@ -135,7 +135,7 @@ class DataFileWriter:
     """Writes Arrow tables into one data file of ``fmt`` on the open output ``sink``."""
 
     def __init__(self, sink: IO[bytes], schema: pa.Schema, fmt: str, compression: str, zstd_level: int = 1,
-                 use_dictionary: bool | list[str] = True) -> None:
+                 use_dictionary: bool | list[str] | None = None) -> None:
         self.format = fmt
         self._sink = sink
         self._written = 0

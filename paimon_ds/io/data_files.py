@@ -29,7 +29,7 @@ class DataFileSink:
     """
 
     def __init__(self, table: Table, directory: str, namer: DataFileNamer, schema: pa.Schema,
-                 use_dictionary: bool | list[str] = True, level: int = 0) -> None:
+                 use_dictionary: bool | list[str] | None = None, level: int = 0) -> None:
         opts = table.options
         fmt = level_format(opts, level)
         self.name = namer.next(f".{fmt}")
@@ -72,7 +72,7 @@ class RollingFileWriter:
     """
 
     def __init__(self, table: Table, directory: str, namer: DataFileNamer, schema: pa.Schema, row_group_bytes: int,
-                 level: int = 0, use_dictionary: bool | list[str] = True) -> None:
+                 level: int = 0, use_dictionary: bool | list[str] | None = None) -> None:
         self.table = table
         self.io = table.io
         self.directory = directory

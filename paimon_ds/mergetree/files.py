@@ -35,8 +35,7 @@ class KeyValueFileWriter(RollingFileWriter):
         opts = table.options
         # a row group waits in memory before it is written: keep it to half the write buffer
         row_group_bytes = min(opts.get("parquet.block.size"), max(1 << 20, opts.get("write-buffer-size") // 2))
-        super().__init__(table, directory, namer, kv_schema, row_group_bytes, level,
-                         dictionary_columns(kv_schema, layout))
+        super().__init__(table, directory, namer, kv_schema, row_group_bytes, level)
         self.file_source = file_source
         self.layout = layout
         self.kv_schema = kv_schema
@@ -76,14 +75,6 @@ class KeyValueFileWriter(RollingFileWriter):
             min_sequence_number=self._min_seq or 0, max_sequence_number=self._max_seq or 0,
             schema_id=self.table.schema.id, level=self.level, creation_time=now_utc(),
             delete_row_count=self._deletes, file_source=self.file_source, external_path=sink.external_path)
-
-
-def dictionary_columns(kv_schema: pa.Schema, layout: KeyValueLayout) -> list[str]:
-    """Columns worth dictionary encoding: not the sequence number, the keys (unique per file) or
-    floating-point values, where building the dictionary costs time and saves nothing."""
-    keyish = set(layout.key_columns) | set(layout.key_names) | {SEQ}
-    return [f.name for f in kv_schema
-            if f.name not in keyish and not pa.types.is_floating(f.type)]
 
 
 def read_kv_file(table: Table, path: str, schema_id: int, batch_rows: int = 65536,

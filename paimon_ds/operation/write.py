@@ -287,7 +287,10 @@ class TableWrite:
             buckets = np.zeros(n, dtype=np.int32)
         if not self.partition_idx:
             # buckets only: one stable argsort and slices instead of a hash group-by
-            order = np.argsort(buckets, kind="stable")
+            # the narrowest integer type: numpy's stable (radix) sort does a pass per byte
+            narrow = buckets.astype(np.int8 if self.num_buckets <= 128 else np.int16) \
+                if 0 < self.num_buckets <= 32768 else buckets
+            order = np.argsort(narrow, kind="stable")
             counts = np.bincount(buckets, minlength=max(self.num_buckets, 0))
             part_key = serialize_arrow_row([], [])
             self.partition_dirs.setdefault(part_key, "")

@@ -47,6 +47,7 @@ from .options import (
     ROW_KIND_COLUMN_OPTION,
     session_storage,
 )
+from .shuffle import repartition_by_bucket, repartition_by_slot
 from .types import input_arrow_schema, spark_schema
 
 CHANNEL_COLUMN = "_paimon_ds_channel"  # a row's bucket-assigner channel
@@ -71,8 +72,8 @@ def write(df: DataFrame, path: str, mode: str = "append", options: dict[str, Any
     job_options: dict[str, str] = {}
     writer_df = df
     if table.bucket > 0:
-        writer_df = _with_fixed_buckets(df, table, n).repartition(n, *table.partition_keys, BUCKET_COLUMN) \
-            .drop(BUCKET_COLUMN)
+        writer_df = repartition_by_bucket(_with_fixed_buckets(df, table, n), n, quoted(BUCKET_COLUMN),
+                                          [quoted(k) for k in table.partition_keys]).drop(BUCKET_COLUMN)
     elif table.schema.primary_keys:
         # the assigners hash keys as the table types them; a row-kind column (row-level changes) goes along
         df = df.select(*[df[f.name].cast(f.dataType).alias(f.name) for f in spark_schema(table.arrow_schema())],
@@ -89,7 +90,7 @@ def write(df: DataFrame, path: str, mode: str = "append", options: dict[str, Any
             assigned = _with_dynamic_buckets(df, table, snapshot.id if snapshot else None, channels,
                                              overwrite=mode == "overwrite")
         # the writers read each row's bucket from BUCKET_COLUMN
-        writer_df = assigned.repartition(n, *table.partition_keys, BUCKET_COLUMN)
+        writer_df = repartition_by_bucket(assigned, n, quoted(BUCKET_COLUMN), [quoted(k) for k in table.partition_keys])
     w = writer_df.write.format("paimon").mode(mode).option(CLUSTERED_OPTION, "true")
     for k, v in {**(options or {}), **job_options}.items():
         w = w.option(k, str(v))
@@ -144,7 +145,7 @@ def _routed(df: DataFrame, channel_of: Callable[[pa.RecordBatch], np.ndarray], c
             yield b.append_column(CHANNEL_COLUMN, pa.array(channel_of(b), pa.int32()))
 
     out_schema = StructType(list(df.schema.fields) + [StructField(CHANNEL_COLUMN, IntegerType(), False)])
-    return df.mapInArrow(add_channel, out_schema).repartition(channels, CHANNEL_COLUMN)
+    return repartition_by_slot(df.mapInArrow(add_channel, out_schema), channels, quoted(CHANNEL_COLUMN))
 
 
 def _per_channel(batch: pa.RecordBatch) -> Iterator[tuple[int, pa.RecordBatch]]:

@@ -9,10 +9,18 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
-from paimon_ds.format.binary_row import EMPTY_ROW, deserialize_row, encode_rows, header_bytes, serialize_row
+from paimon_ds.format.binary_row import (
+    EMPTY_ROW,
+    deserialize_row,
+    encode_rows,
+    fixed_width_rows,
+    header_bytes,
+    serialize_row,
+)
 from paimon_ds.types import DataType, parse_type, to_arrow_type
 
 EPOCH = dt.datetime(1970, 1, 1)
@@ -319,3 +327,19 @@ def test_encode_rows_on_sliced_and_chunked_input() -> None:
     data, offsets = encode_rows(chunked, types)
     buf = data.tobytes()
     assert [buf[offsets[i]:offsets[i + 1]] for i in range(200)] == [ref_encode(r, types) for r in rows]
+
+
+def test_fixed_width_rows_are_the_encoded_rows_as_words() -> None:
+    types = [parse_type(t) for t in ("INT", "BIGINT", "DOUBLE", "DATE", "DECIMAL(10, 2)", "TIMESTAMP(3)", "BOOLEAN")]
+    values = [[1, -2, 0.5, dt.date(2024, 2, 29), decimal.Decimal("12.34"), dt.datetime(2024, 1, 1, 1, 2, 3), True],
+              [None, 2**63 - 1, None, None, None, None, None],
+              [-(2**31), None, -0.0, dt.date(1969, 12, 31), decimal.Decimal("-0.01"), None, False]]
+    cols = [pa.array([r[i] for r in values], to_arrow_type(t)) for i, t in enumerate(types)]
+    data, offsets = encode_rows(cols, types)
+    words = fixed_width_rows(cols, types)
+    assert words is not None and words.dtype == np.uint32
+    assert words.tobytes() == data.tobytes() and words.shape == (3, len(data) // 12)
+    # a variable-length field (or a non-compact decimal or timestamp): no fixed width
+    assert fixed_width_rows([pa.array(["a"])], [parse_type("STRING")]) is None
+    assert fixed_width_rows([pa.array([decimal.Decimal(1)], pa.decimal128(30, 0))], [parse_type("DECIMAL(30, 0)")]) \
+        is None

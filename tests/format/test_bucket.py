@@ -94,6 +94,19 @@ def test_hash_rows_of_rows_with_different_lengths() -> None:
     assert hash_rows(data, offsets).tolist() == [mmh3.hash(serialize_row([v], types)[4:], 42) for v in values]
 
 
+@pytest.mark.parametrize(("type_name", "values"), [
+    ("BIGINT", [0, 1, -1, 2**63 - 1, -(2**63), 123456789012345]),  # no nulls: zero header words, mixed once
+    ("BIGINT", [None, None]),  # all null: the header word differs from zero in every row
+    ("INT", [7, None, -7, 0]),
+    ("STRING", ["", "a", "abcdefg", None]),  # short strings inline: rows of one length
+])
+def test_hash_rows_of_rows_of_one_length(type_name: str, values: list) -> None:
+    types = [parse_type(type_name)]
+    data, offsets = encode_rows([pa.array(values, to_arrow_type(types[0]))], types)
+    assert len(set(np.diff(offsets).tolist())) == 1
+    assert hash_rows(data, offsets).tolist() == [mmh3.hash(serialize_row([v], types)[4:], 42) for v in values]
+
+
 @pytest.mark.parametrize("n", [1, 3, 7, 16])
 def test_bucket_ids_use_java_remainder(random_batch, n: int) -> None:
     rows, types, cols = random_batch
