@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 
 import pytest
+from bench.rounds import append_rows, timed
 from pyspark.sql import functions as F
 
 import paimon_ds
@@ -29,12 +29,7 @@ FIRST_SELECTED = ROWS // 3
 
 def _best(fn) -> float:
     fn()  # warm-up: page cache, JIT, Python workers
-    times = []
-    for _ in range(RUNS):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+    return min(timed(fn) for _ in range(RUNS))
 
 
 def _queries(make):
@@ -51,10 +46,7 @@ def _queries(make):
 
 @pytest.mark.bench
 def test_reads_vs_spark_parquet(spark, tmp_path):
-    rows = spark.sql(f"""
-        SELECT id, CAST(id % 1000 AS INT) AS k, concat('name-', id % 100000) AS name,
-               CAST(id AS DOUBLE) * 1.5 AS amount, id % 2 = 0 AS flag
-        FROM range(0, {ROWS}, 1, 2)""")
+    rows = append_rows(spark, ROWS)
     parquet = str(tmp_path / "parquet")
     rows.write.mode("overwrite").option("compression", "zstd").parquet(parquet)
     wh = tmp_path / "w" / "db.db"

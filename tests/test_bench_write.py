@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 from bench.null_sink import register as register_null_sink
-from bench.rounds import interleaved
+from bench.rounds import append_rows, interleaved
 
 from paimon_ds import Table
 
@@ -23,10 +23,7 @@ ROWS = int(os.environ.get("BENCH_ROWS", 10_000_000))
 
 @pytest.mark.bench
 def test_append_write_vs_spark_parquet(spark, tmp_path):
-    df = spark.sql(f"""
-        SELECT id, CAST(id % 1000 AS INT) AS k, concat('name-', id % 100000) AS name,
-               CAST(id AS DOUBLE) * 1.5 AS amount, id % 2 = 0 AS flag
-        FROM range(0, {ROWS}, 1, 2)""")
+    df = append_rows(spark, ROWS)
     parquet_dir, paimon_dir = str(tmp_path / "parquet"), str(tmp_path / "w" / "db.db" / "paimon")
 
     def spark_parquet() -> None:

@@ -134,16 +134,15 @@ def open_data_file(fh: IO[bytes], file_name: str, types: Mapping[str, Any] | Non
 class DataFileWriter:
     """Writes Arrow tables into one data file of ``fmt`` on the open output ``sink``."""
 
-    def __init__(self, sink: IO[bytes], schema: pa.Schema, fmt: str, compression: str, zstd_level: int = 1,
-                 use_dictionary: bool | list[str] | None = None) -> None:
+    def __init__(self, sink: IO[bytes], schema: pa.Schema, fmt: str, compression: str, zstd_level: int = 1) -> None:
         self.format = fmt
         self._sink = sink
         self._written = 0
         compression = compression.lower()
         self._writer: ParquetFileWriter | OrcFileWriter | AvroFileWriter
         if fmt == "parquet":
-            self._writer = ParquetFileWriter(sink, schema, codec_for("parquet", compression), zstd_level,
-                                             use_dictionary)
+            # dictionary encoding per column, chosen from the first row group (parquet_file.dictionary_columns)
+            self._writer = ParquetFileWriter(sink, schema, codec_for("parquet", compression), zstd_level)
         elif fmt == "orc":
             self._writer = OrcFileWriter(sink, schema, codec_for("orc", compression))
         elif fmt == "avro":

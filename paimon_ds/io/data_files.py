@@ -29,7 +29,7 @@ class DataFileSink:
     """
 
     def __init__(self, table: Table, directory: str, namer: DataFileNamer, schema: pa.Schema,
-                 use_dictionary: bool | list[str] | None = None, level: int = 0) -> None:
+                 level: int = 0) -> None:
         opts = table.options
         fmt = level_format(opts, level)
         self.name = namer.next(f".{fmt}")
@@ -37,7 +37,7 @@ class DataFileSink:
         self.path, self.external_path = new_data_file_path(table, directory, self.name)
         self._sink = table.io.open_output(self.path)
         self._writer = DataFileWriter(self._sink, schema, fmt, level_compression(opts, level),
-                                      opts.get("file.compression.zstd-level"), use_dictionary)
+                                      opts.get("file.compression.zstd-level"))
 
     def write(self, data: pa.Table) -> None:
         """Write ``data`` as one row group."""
@@ -72,14 +72,13 @@ class RollingFileWriter:
     """
 
     def __init__(self, table: Table, directory: str, namer: DataFileNamer, schema: pa.Schema, row_group_bytes: int,
-                 level: int = 0, use_dictionary: bool | list[str] | None = None) -> None:
+                 level: int = 0) -> None:
         self.table = table
         self.io = table.io
         self.directory = directory
         self.namer = namer
         self.schema = schema
         self.level = level
-        self.use_dictionary = use_dictionary
         self.target_size = table.options.get("target-file-size")
         # files roll only between row groups, so a row group may not outgrow the target file size
         self.row_group_bytes = min(row_group_bytes, self.target_size)
@@ -113,8 +112,7 @@ class RollingFileWriter:
             data = data.cast(self.schema)
         self._pending, self.pending_bytes = [], 0
         if self.sink is None:
-            self.sink = DataFileSink(self.table, self.directory, self.namer, self.schema, self.use_dictionary,
-                                     self.level)
+            self.sink = DataFileSink(self.table, self.directory, self.namer, self.schema, self.level)
             self.written_paths.append(self.sink.path)
             self.rows = 0
             self.start_file(data)

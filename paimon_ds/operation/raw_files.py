@@ -96,8 +96,9 @@ def split_raw_files(table: Table, splits: list[Split]) -> tuple[list[RawFile], l
             else:
                 rest.append(split)
             continue
-        left = [f for f in split.files if not file_ok(split, f)]
-        raw.extend(_raw(split, f, keyed) for f in split.files if file_ok(split, f))
+        ok = [file_ok(split, f) for f in split.files]
+        raw.extend(_raw(split, f, keyed) for f, good in zip(split.files, ok) if good)
+        left = [f for f, good in zip(split.files, ok) if not good]
         if left:
             rest.append(Split(split.partition, split.bucket, split.directory, left, split.snapshot_id,
                               split.deletion_files, split.branch))

@@ -109,7 +109,7 @@ def drop_deleted(spark: SparkSession, table: Table, df: DataFrame, files: list[R
     names, positions = [], []
     for f in files:
         deleted = read_vector(table.io, f.deletion)
-        names.append(pa.array([f.file_name] * len(deleted), pa.string()))
+        names.append(pa.repeat(pa.scalar(f.file_name, pa.string()), len(deleted)))
         positions.append(pa.array(deleted, pa.int64()))
     marks = pa.table({FILE_NAME: pa.concat_arrays(names), ROW_INDEX: pa.concat_arrays(positions)})
     deleted_df = F.broadcast(spark.createDataFrame(marks))

@@ -15,6 +15,14 @@ WARMUP_ROUNDS = int(os.environ.get("BENCH_WARMUP_ROUNDS", 2))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", 5))
 
 
+def append_rows(spark, rows: int):
+    """The append benchmarks' DataFrame (writes and reads): 5 columns, ``rows`` rows in 2 Spark partitions."""
+    return spark.sql(f"""
+        SELECT id, CAST(id % 1000 AS INT) AS k, concat('name-', id % 100000) AS name,
+               CAST(id AS DOUBLE) * 1.5 AS amount, id % 2 = 0 AS flag
+        FROM range(0, {rows}, 1, 2)""")
+
+
 def timed(fn: Callable[[], object]) -> float:
     start = time.perf_counter()
     fn()
