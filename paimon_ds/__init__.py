@@ -81,7 +81,8 @@ def sql(spark: SparkSession, statement: str, warehouse: str | None = None):
     """Run a SQL statement on the attached warehouse, with Paimon's semantics for what Spark cannot route
     to a Python data source: CREATE TABLE (TBLPROPERTIES with primary-key, bucket and any Paimon option),
     CREATE TABLE AS SELECT, ALTER TABLE, DROP TABLE, CREATE / DROP DATABASE, CALL sys.<procedure>(...),
-    DELETE, UPDATE, MERGE INTO and INSERT ... PARTITION (...). Other statements go to spark.sql.
+    DELETE, UPDATE, MERGE INTO and INSERT ... PARTITION (...). Queries read the attached tables they name as
+    paimon_ds.read does (Spark's own file readers where no merge is needed). Other statements go to spark.sql.
     Returns a DataFrame for queries and procedures, else None. Needs a classic (non-Connect) session."""
     from .spark.sql_router import run  # pyspark: loaded on use
     return run(spark, statement, warehouse)

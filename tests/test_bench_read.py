@@ -4,10 +4,11 @@ Tables (BENCH_READ_ROWS rows, default 10M, 5 columns): Spark parquet (the baseli
 table; a primary-key table (bucket=4) compacted into one sorted run per bucket; the same keys written twice
 without compaction (two runs per bucket: merge-on-read). Queries: an aggregate over all 5 columns (full scan),
 a filter keeping 0.01% of rows (selective), and sum(id) (one column). Readers: paimon_ds.read (Spark's reader
-for files that need no merge, the Python source for the rest) and spark.read.format("paimon") (the Python
-source alone). Targets (issue 21): paimon_ds.read <= 1.3x parquet for full and one-column, <= 1.5x for
-selective, on tables whose files need no merge; spark.read.format("paimon") full scan <= 1.8x. Merge-on-read
-figures are printed, not asserted: merging is the Python reader's work (test_bench_pk.py measures it).
+for files that need no merge, the Python source for the rest), paimon_ds.sql on the attached tables (the
+same plan, reached from SQL) and spark.read.format("paimon") (the Python source alone). Targets (issue 21),
+on tables whose files need no merge, for paimon_ds.read and paimon_ds.sql: <= 1.3x parquet for full and
+one-column, <= 1.5x for selective; spark.read.format("paimon") full scan <= 1.8x. Merge-on-read figures are
+printed, not asserted: merging is the Python reader's work (test_bench_pk.py measures it).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ def test_reads_vs_spark_parquet(spark, tmp_path):
     rows.write.mode("overwrite").option("compression", "zstd").parquet(parquet)
     wh = tmp_path / "w" / "db.db"
     tables = {"append": str(wh / "append"), "pk compacted": str(wh / "pk"), "pk 2 runs": str(wh / "pk_runs")}
+    table_names = {"append": "db.append", "pk compacted": "db.pk", "pk 2 runs": "db.pk_runs"}
     rows.write.format("paimon").mode("append").save(tables["append"])
     pk = {"primary-key": "id", "bucket": "4"}
     paimon_ds.write(rows, tables["pk compacted"], options=pk, parallelism=4)  # one writer per bucket
@@ -60,10 +62,12 @@ def test_reads_vs_spark_parquet(spark, tmp_path):
     rows.where(F.col("id") % 2 == 0).coalesce(1).write.format("paimon").mode("append").options(**pk) \
         .save(tables["pk 2 runs"])
 
+    paimon_ds.attach(spark, str(tmp_path / "w"))
     baseline = {name: _best(q) for name, q in _queries(lambda: spark.read.parquet(parquet))}
     results = {}
     for table, path in tables.items():
         readers = {"paimon_ds.read": lambda path=path: paimon_ds.read(spark, path),
+                   "paimon_ds.sql": lambda table=table: paimon_ds.sql(spark, f"SELECT * FROM {table_names[table]}"),
                    'format("paimon")': lambda path=path: spark.read.format("paimon").load(path)}
         for reader, make in readers.items():
             for name, q in _queries(make):
@@ -74,12 +78,15 @@ def test_reads_vs_spark_parquet(spark, tmp_path):
         print(f"    {table:13s} {reader:17s} {name:10s} {t:7.2f} s  {t / baseline[name]:6.2f}x parquet")
     for table in ("append", "pk compacted"):
         for name, target in (("full", 1.3), ("selective", 1.5), ("one column", 1.3)):
-            ratio = results[(table, "paimon_ds.read", name)] / baseline[name]
-            assert ratio <= target, f"paimon_ds.read {table} {name}: {ratio:.2f}x parquet (target {target}x)"
+            for reader in ("paimon_ds.read", "paimon_ds.sql"):
+                ratio = results[(table, reader, name)] / baseline[name]
+                assert ratio <= target, f"{reader} {table} {name}: {ratio:.2f}x parquet (target {target}x)"
     ratio = results[("append", 'format("paimon")', "full")] / baseline["full"]
     assert ratio <= 1.8, f'spark.read.format("paimon") full scan: {ratio:.2f}x parquet (target 1.8x)'
     # the same answers from every reader
     expected = _queries(lambda: spark.read.parquet(parquet))[0][1]()
     for path in tables.values():
         assert _queries(lambda path=path: paimon_ds.read(spark, path))[0][1]() == expected
+    for name in table_names.values():
+        assert _queries(lambda name=name: paimon_ds.sql(spark, f"SELECT * FROM {name}"))[0][1]() == expected
     shutil.rmtree(str(tmp_path / "w"), ignore_errors=True)

@@ -5,7 +5,7 @@ and refuses DELETE / UPDATE / MERGE and PARTITION clauses on such tables. So the
 the session's own parser (no SQL parser of ours; paimon_ds.spark.sql) and, if it is one of those, run here
 against the attached warehouse: DDL through paimon_ds.Catalog (sql_ddl), row-level statements and INSERTs
 that need the package's write (sql_dml), `CALL sys.<procedure>` through paimon_ds.procedures (sql_call).
-Every other statement goes to spark.sql.
+Queries on attached tables read them natively (sql_query). Every other statement goes to spark.sql.
 """
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from .catalog import WAREHOUSE_CONF
 from .sql import SqlContext, SqlError, parse_plan, plan_kind
 from .sql_call import call
 from .sql_ddl import DDL_HANDLERS
 from .sql_dml import DML_HANDLERS, needs_package_write
+from .sql_query import is_query, native_query
 
 # Plan node -> what runs it here
 HANDLERS: dict[str, Callable[[SqlContext, Any], Any]] = {**DDL_HANDLERS, **DML_HANDLERS, "Call": call}
@@ -38,6 +40,12 @@ def run(spark: SparkSession, statement: str, warehouse: str | None = None) -> Da
     if handler is None:
         if kind in REFUSED:
             raise SqlError(f"{REFUSED[kind]} is not supported on Paimon tables by paimon_ds.sql")
+        if spark.conf.get(WAREHOUSE_CONF, None) or warehouse:
+            ctx = SqlContext(spark, warehouse)
+            if is_query(ctx, plan):
+                native = native_query(ctx, plan)
+                if native is not None:
+                    return native
         return spark.sql(statement)
     if kind == "InsertIntoStatement" and plan.partitionSpec().isEmpty() and not needs_package_write(
             spark, warehouse, plan):

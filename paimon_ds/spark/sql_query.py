@@ -1,0 +1,136 @@
+"""paimon_ds.sql queries: attached tables read by Spark's own file readers, as paimon_ds.read reads them.
+
+`spark.sql("SELECT ... FROM db.t")` on an attached table scans through the Python source (Spark gives a
+catalog table no way to plan its scan in Python), which decodes every column in Python. paimon_ds.sql parses
+the same query with the session's parser and, before Spark analyses it, puts in place of each relation that
+names an attached table the plan of paimon_ds.read at the table's latest snapshot: merge-free files through
+Spark's parquet / ORC readers with column pruning and filter pushdown, the rest through the Python source
+(spark/native_read.py). Rows and column types are those of spark.sql (a test compares the two).
+
+Left to Spark as written (the Python source reads them, with the same rows): relations inside subquery
+expressions and CTE bodies (the plan tree reaches them only through Scala functions), relations with
+options (`WITH ('branch' = ...)`) or time travel (`VERSION AS OF`), streaming relations, single-part
+names a CTE or a temporary view shadows, and tables of other catalogs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import DataFrame
+
+from .catalog import ATTACHED_CONF
+from .native_read import read
+from .options import storage_job_options
+from .sql import SqlContext, plan_kind, query_dataframe, scala_list
+
+# Plan roots that are statements rather than queries: left to spark.sql untouched.
+STATEMENT_TRAITS = ("org.apache.spark.sql.catalyst.plans.logical.Command",
+                    "org.apache.spark.sql.catalyst.plans.logical.ParsedStatement")
+
+
+def is_query(ctx: SqlContext, plan: Any) -> bool:
+    """Whether ``plan`` is a query (SELECT, TABLE, VALUES ...), not a command or a DDL / DML statement."""
+    jvm = ctx.spark._jvm
+    for trait in STATEMENT_TRAITS:
+        if jvm.java.lang.Class.forName(trait).isInstance(plan):
+            return False
+    return True
+
+
+def native_query(ctx: SqlContext, plan: Any) -> DataFrame | None:
+    """The query ``plan`` with its attached tables read natively, or None when it names none of them."""
+    shadowed = {name.lower() for name in cte_names(plan)}
+    rewritten, replaced = substitute(ctx, plan, shadowed, {})
+    if not replaced:
+        return None
+    return query_dataframe(ctx.spark, rewritten)
+
+
+def cte_names(plan: Any) -> list[str]:
+    """The names every WITH clause of the plan's tree defines."""
+    names = []
+    if plan_kind(plan) == "UnresolvedWith":
+        names += [str(pair._1()) for pair in scala_list(plan.cteRelations())]
+        names += [n for pair in scala_list(plan.cteRelations()) for n in cte_names(pair._2())]
+    for child in scala_list(plan.children()):
+        names += cte_names(child)
+    return names
+
+
+def substitute(ctx: SqlContext, node: Any, shadowed: set[str], read_plans: dict[str, Any]) -> tuple[Any, bool]:
+    """``node`` with the attached tables among its relations replaced; whether any was. ``read_plans``: the
+    native plan per table path, so that a table named twice is planned once (at one snapshot)."""
+    if plan_kind(node) == "UnresolvedRelation":
+        found = attached_path(ctx, node, shadowed)
+        if found is None:
+            return node, False
+        path, qualifier, name = found
+        if path not in read_plans:
+            df = read(ctx.spark, path, storage_job_options(ctx.storage_options))
+            read_plans[path] = df._jdf.queryExecution().analyzed()
+        return aliased(ctx, read_plans[path], qualifier, name), True
+    children = scala_list(node.children())
+    if not children:
+        return node, False
+    new_children, any_replaced = [], False
+    for child in children:
+        new_child, replaced = substitute(ctx, child, shadowed, read_plans)
+        new_children.append(new_child)
+        any_replaced |= replaced
+    if not any_replaced:
+        return node, False
+    return node.withNewChildren(scala_seq(ctx, new_children)), True
+
+
+def attached_path(ctx: SqlContext, relation: Any, shadowed: set[str]) -> tuple[str, list[str], str] | None:
+    """The table path, alias qualifier and name of a relation naming an attached table, read as the
+    session would resolve it; None for anything else."""
+    if relation.isStreaming() or not relation.options().isEmpty():
+        return None
+    parts = [str(p) for p in scala_list(relation.multipartIdentifier())]
+    if len(parts) == 1:
+        if parts[0].lower() in shadowed or is_temp_view(ctx, parts[0]):
+            return None
+        parts = [ctx.spark.catalog.currentDatabase(), parts[0]]
+    elif len(parts) == 3 and parts[0].lower() == "spark_catalog":
+        parts = parts[1:]
+    if len(parts) != 2:
+        return None
+    database, table = attached_name(ctx, parts[0], parts[1]) or (None, None)
+    if database is None:
+        return None
+    return ctx.catalog.table_path(f"{database}.{table}"), ["spark_catalog", database], table
+
+
+def attached_name(ctx: SqlContext, database: str, table: str) -> tuple[str, str] | None:
+    """The (database, table) attach() recorded for a name, matched ignoring case as Spark resolves names."""
+    prefix = ATTACHED_CONF + "."
+    wanted = (database.lower(), table.lower())
+    for key in ctx.spark.conf.getAll:
+        if key.startswith(prefix):
+            db, _, name = key[len(prefix):].partition(".")
+            if (db.lower(), name.lower()) == wanted:
+                return db, name
+    return None
+
+
+def is_temp_view(ctx: SqlContext, name: str) -> bool:
+    return bool(ctx.spark._jsparkSession.sessionState().catalog().getTempView(name).isDefined())
+
+
+def scala_seq(ctx: SqlContext, items: list[Any]) -> Any:
+    jvm = ctx.spark._jvm
+    java_list = jvm.java.util.ArrayList()
+    for item in items:
+        java_list.add(item)
+    return jvm.scala.jdk.javaapi.CollectionConverters.asScala(java_list).toSeq()
+
+
+def aliased(ctx: SqlContext, plan: Any, qualifier: list[str], name: str) -> Any:
+    """``plan`` under the alias Spark gives a catalog table (spark_catalog.db.t), so `t.col` and `db.t.col`
+    resolve as they do on the session table."""
+    jvm = ctx.spark._jvm
+    catalyst = jvm.org.apache.spark.sql.catalyst
+    identifier = catalyst.AliasIdentifier.apply(name, scala_seq(ctx, qualifier))
+    return catalyst.plans.logical.SubqueryAlias(identifier, plan)
