@@ -9,8 +9,26 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import procedures
-from .catalog import Catalog
+from .branch import BranchError, BranchNotFound
+from .casts.rules import CastError
+from .catalog import (
+    Catalog,
+    CatalogError,
+    DatabaseAlreadyExists,
+    DatabaseNotEmpty,
+    DatabaseNotFound,
+    TableAlreadyExists,
+)
+from .deletionvectors.index_file import DeletionVectorError
+from .deletionvectors.roaring import RoaringFormatError
+from .errors import ConnectError, PaimonDsError, RowLevelError, SqlError
+from .fs import StorageError
+from .operation.evolution import DataEvolutionError
+from .operation.messages import CommitConflict
 from .options import OptionError
+from .schema_change import ColumnAlreadyExists, ColumnNotFound
+from .snapshot import SnapshotNotFound
+from .spark.options import MissingCredentialsError  # pyspark-free module
 from .table import Table, TableNotFound
 from .types import SchemaError
 
@@ -20,7 +38,13 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 __all__ = ["register", "session", "attach", "sql", "read", "write", "foreach_batch_writer", "compact", "delete",
            "update", "merge", "Update", "Delete", "Insert", "procedures", "system_table", "Catalog", "Table",
-           "TableNotFound", "OptionError", "SchemaError", "__version__"]
+           "__version__",
+           # errors: every one derives from PaimonDsError and from the built-in exception it refines
+           "PaimonDsError", "BranchError", "BranchNotFound", "CastError", "CatalogError", "ColumnAlreadyExists",
+           "ColumnNotFound", "CommitConflict", "ConnectError", "DataEvolutionError", "DatabaseAlreadyExists",
+           "DatabaseNotEmpty", "DatabaseNotFound", "DeletionVectorError", "MissingCredentialsError", "OptionError",
+           "RoaringFormatError", "RowLevelError", "SchemaError", "SnapshotNotFound", "SqlError", "StorageError",
+           "TableAlreadyExists", "TableNotFound"]
 
 
 def register(spark: SparkSession) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 
+from .errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, PaimonDsError
 from .fs import FileIO
 from .schema import SchemaManager, TableNotFound, TableSchema
 from .snapshot import SnapshotManager
@@ -33,12 +34,16 @@ BRANCH_PREFIX = "branch-"
 _TAG_FIELDS = ("tagCreateTime", "tagTimeRetained")
 
 
-class BranchError(ValueError):
+class BranchError(PaimonDsError, ValueError):
     """A branch operation that cannot be done as asked; nothing was changed."""
+
+    exit_code = EXIT_BAD_INPUT
 
 
 class BranchNotFound(BranchError, LookupError):
     """No such branch in the table."""
+
+    exit_code = EXIT_NOT_FOUND
 
 
 def normalize_branch(name: str | None) -> str:

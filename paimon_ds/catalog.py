@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from .branch import MAIN_BRANCH, normalize_branch
+from .errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, PaimonDsError
 from .fs import FileIO
 from .options import parse_list, table_options, validate
 from .schema import SchemaManager, TableSchema
@@ -28,12 +29,14 @@ DB_SUFFIX = ".db"
 _BAD_NAME = re.compile(r"[/\\.$]|^\s|\s$")
 
 
-class CatalogError(ValueError):
+class CatalogError(PaimonDsError, ValueError):
     """A catalog operation that cannot be done as asked (nothing was changed)."""
+
+    exit_code = EXIT_BAD_INPUT
 
 
 class DatabaseNotFound(CatalogError, LookupError):
-    pass
+    exit_code = EXIT_NOT_FOUND
 
 
 class DatabaseAlreadyExists(CatalogError):

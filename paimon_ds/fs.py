@@ -18,6 +18,7 @@ from typing import IO, Any
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
+from .errors import EXIT_STORAGE, PaimonDsError
 from .storage import SINGLE_WRITER, commit_settings, fsspec_options, is_storage_key, protocol_of
 
 # (endpoint, bucket) -> whether that store honours If-None-Match; probed once per process.
@@ -33,8 +34,10 @@ def is_uri(path: str) -> bool:
     return bool(_URI.match(path))
 
 
-class StorageError(OSError):
+class StorageError(PaimonDsError, OSError):
     """The store cannot do what a safe commit needs."""
+
+    exit_code = EXIT_STORAGE
 
 
 class FileIO:

@@ -14,11 +14,14 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from .errors import EXIT_BAD_INPUT, PaimonDsError
 from .storage import is_storage_key
 
 
-class OptionError(ValueError):
+class OptionError(PaimonDsError, ValueError):
     """An option that is unknown or has an invalid value."""
+
+    exit_code = EXIT_BAD_INPUT
 
 
 _SIZE_UNITS = {"b": 1, "kb": 1 << 10, "k": 1 << 10, "mb": 1 << 20, "m": 1 << 20, "gb": 1 << 30, "g": 1 << 30,

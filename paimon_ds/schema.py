@@ -9,14 +9,17 @@ from typing import Any
 
 import pyarrow as pa
 
+from .errors import EXIT_NOT_FOUND, PaimonDsError
 from .fs import FileIO
 from .types import DataField, SchemaError, fields_from_arrow, to_arrow_schema
 
 SCHEMA_VERSION = 3
 
 
-class TableNotFound(FileNotFoundError):
+class TableNotFound(PaimonDsError, FileNotFoundError):
     """No Paimon table at the given path."""
+
+    exit_code = EXIT_NOT_FOUND
 
 
 @dataclass(frozen=True)

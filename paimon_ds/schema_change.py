@@ -42,6 +42,7 @@ import pyarrow as pa
 
 from .branch import MAIN_BRANCH, branch_path, load_branch_schema
 from .casts.rules import INTEGERS, castable
+from .errors import EXIT_NOT_FOUND
 from .fs import FileIO
 from .options import LOCAL_KEYS, OPTIONS, OptionError, is_known_key, validate
 from .schema import SCHEMA_VERSION, SchemaManager, TableNotFound, TableSchema
@@ -75,6 +76,8 @@ TypeLike = pa.DataType | DataType | str
 
 class ColumnNotFound(SchemaError, LookupError):
     """A change names a column the table does not have."""
+
+    exit_code = EXIT_NOT_FOUND
 
 
 class ColumnAlreadyExists(SchemaError):

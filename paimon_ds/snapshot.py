@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import EXIT_NOT_FOUND, PaimonDsError
 from .fs import FileIO
 
 SNAPSHOT_VERSION = 3
@@ -15,8 +16,8 @@ BATCH_COMMIT_IDENTIFIER = 2**63 - 1
 _TMP = re.compile(r"\.[0-9a-f]{32}\.tmp$")  # FileIO's temporary name of a file being created
 
 
-class SnapshotNotFound(LookupError):
-    pass
+class SnapshotNotFound(PaimonDsError, LookupError):
+    exit_code = EXIT_NOT_FOUND
 
 
 @dataclass(frozen=True)

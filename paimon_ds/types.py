@@ -14,11 +14,15 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .errors import EXIT_BAD_INPUT, PaimonDsError
+
 MAX_LENGTH = 2147483647
 
 
-class SchemaError(ValueError):
+class SchemaError(PaimonDsError, ValueError):
     """A schema or type that Paimon (or this package) cannot represent."""
+
+    exit_code = EXIT_BAD_INPUT
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..errors import PaimonDsError
 from ..fs import FileIO
 from ..index.hash_index import IndexFileNamer
 from ..index.manifest import DELETION_VECTORS_INDEX, IndexFileMeta, IndexManifestFile
@@ -39,7 +40,7 @@ MAGIC_64 = 1681511377
 _MAGIC_64_AS_BE = struct.unpack(">i", struct.pack("<i", MAGIC_64))[0]
 
 
-class DeletionVectorError(ValueError):
+class DeletionVectorError(PaimonDsError, ValueError):
     """A deletion vector file does not match its index manifest entry."""
 
 

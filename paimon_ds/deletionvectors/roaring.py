@@ -23,6 +23,8 @@ import struct
 
 import numpy as np
 
+from ..errors import PaimonDsError
+
 _COOKIE_NO_RUNS = 12346
 _COOKIE_RUNS = 12347
 _NO_OFFSET_THRESHOLD = 4  # with run containers, offsets are written only from this many containers on
@@ -30,7 +32,7 @@ _ARRAY_MAX = 4096  # containers up to this cardinality are sorted arrays
 _BITMAP_BYTES = 8192
 
 
-class RoaringFormatError(ValueError):
+class RoaringFormatError(PaimonDsError, ValueError):
     """The bytes are not a roaring bitmap in the portable format."""
 
 

@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 from ..casts.column import cast_column
 from ..deletionvectors.index_file import read_vector
 from ..deletionvectors.maintainer import drop_positions
+from ..errors import EXIT_BAD_INPUT, PaimonDsError
 from ..format.data_file import FORMATS, open_data_file
 from ..manifest.meta import DataFileMeta
 from ..predicate import Predicate
@@ -50,8 +51,10 @@ BATCH_ROWS = 65536
 _KINDS_INSERT = "+I"
 
 
-class DataEvolutionError(ValueError):
+class DataEvolutionError(PaimonDsError, ValueError):
     """Files of a data-evolution table that do not line up as Paimon requires."""
+
+    exit_code = EXIT_BAD_INPUT
 
 
 # ------------------------------------------------------------------------------------------- planning

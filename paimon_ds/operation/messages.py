@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import EXIT_CONFLICT, PaimonDsError
 from ..index.manifest import IndexFileMeta
 from ..manifest.meta import DataFileMeta
 
@@ -15,8 +16,10 @@ from ..manifest.meta import DataFileMeta
 OverwriteScope = set[bytes] | Callable[[bytes], bool] | str | None
 
 
-class CommitConflict(RuntimeError):
+class CommitConflict(PaimonDsError, RuntimeError):
     """The commit could not be made consistent with concurrent commits."""
+
+    exit_code = EXIT_CONFLICT
 
 
 def overwritten(scope: OverwriteScope, partition: bytes) -> bool:

@@ -25,15 +25,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConnectError
+
 # Top-level packages in the artifact: ours, then the pure-Python dependencies servers lack.
 SHIPPED_PACKAGES = ("paimon_ds", "fsspec", "fastavro")
 _SKIPPED_SUFFIXES = (".so", ".pyd", ".dylib", ".pyc", ".pyx", ".pxd", ".c", ".h")
 # Sessions (by id) that already have the artifact, so a second register() sends nothing.
 _SHIPPED_TO: set[str] = set()
-
-
-class ConnectError(RuntimeError):
-    """The package cannot be prepared for a Spark Connect server."""
 
 
 def is_connect(spark: Any) -> bool:

@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from ..deletionvectors.maintainer import dv_enabled
+from ..errors import RowLevelError
 from ..operation.delete_rows import append_deletions
 from ..row_tracking import refuse_row_level_change
 from ..snapshot import Snapshot
@@ -47,10 +48,6 @@ ACTION_COLUMN = "__paimon_ds_action"
 TARGET_PRESENT = "__paimon_ds_target"
 SOURCE_PRESENT = "__paimon_ds_source"
 ROW_ID = "__paimon_ds_row_id"
-
-
-class RowLevelError(ValueError):
-    """A DELETE / UPDATE / MERGE the table cannot take; nothing was written."""
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,9 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, _parse_datatype_json_string
 
 from ..catalog import Catalog, Identifier
+from ..errors import SqlError
 from ..table import Table, TableNotFound
 from .catalog import WAREHOUSE_CONF, attach, detach_table, storage_options_of
-
-
-class SqlError(ValueError):
-    """A statement paimon_ds.sql cannot run as asked; nothing was changed."""
 
 
 def parse_plan(spark: SparkSession, statement: str) -> Any:
