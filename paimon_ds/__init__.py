@@ -66,7 +66,9 @@ def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] 
 
 def session(app_name: str = "paimon_ds", master: str | None = None, conf: dict[str, Any] | None = None,
             ) -> SparkSession:
-    """A SparkSession configured from conf/spark-defaults.conf, with `paimon` registered."""
+    """A SparkSession configured from conf/spark-defaults.conf, with `paimon` registered. Spark's UI and session
+    time zone (the JVM's: the user's) keep Spark's defaults; the console progress bar is on when stderr is a
+    terminal. ``conf`` overrides any setting (e.g. {"spark.sql.session.timeZone": "UTC"})."""
     from .spark.session import build_session  # pyspark: loaded on use
     return build_session(app_name, master, conf)
 

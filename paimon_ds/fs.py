@@ -7,6 +7,7 @@ found by a probe and refused (see `s3.conditional-writes` and `s3.single-writer`
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import re
@@ -20,6 +21,8 @@ from fsspec.implementations.local import LocalFileSystem
 
 from .errors import EXIT_STORAGE, PaimonDsError
 from .storage import SINGLE_WRITER, commit_settings, fsspec_options, is_storage_key, protocol_of
+
+log = logging.getLogger(__name__)
 
 # (endpoint, bucket) -> whether that store honours If-None-Match; probed once per process.
 _CONDITIONAL_WRITES: dict[tuple[str, str], bool] = {}
@@ -40,12 +43,22 @@ class StorageError(PaimonDsError, OSError):
     exit_code = EXIT_STORAGE
 
 
+def open_filesystem(path: str, options: dict[str, Any]) -> tuple[Any, str]:
+    """fsspec's filesystem and path for ``path``; a scheme whose package is not installed (s3fs is an extra)
+    is a StorageError that names the package."""
+    try:
+        return fsspec.core.url_to_fs(path, **options)
+    except ImportError as e:
+        extra = " (pip install 'paimon_ds[s3]')" if protocol_of(path) in ("s3", "s3a", "s3n") else ""
+        raise StorageError(f"cannot open {path}: {e}{extra}") from e
+
+
 class FileIO:
     """Reads and writes table files under one root, on any fsspec filesystem."""
 
     def __init__(self, path: str, storage_options: dict[str, Any] | None = None) -> None:
         self.storage_options = dict(storage_options or {})
-        self.fs, root = fsspec.core.url_to_fs(path, **fsspec_options(path, self.storage_options))
+        self.fs, root = open_filesystem(path, fsspec_options(path, self.storage_options))
         self.protocol = self.fs.protocol if isinstance(self.fs.protocol, str) else self.fs.protocol[0]
         self.is_local = self.protocol in ("file", "local")
         self.is_s3 = protocol_of(path) in ("s3", "s3a", "s3n")
@@ -64,7 +77,7 @@ class FileIO:
         fs = self.fs if protocol in own else self._other_fs.get(protocol)
         if fs is None:
             opts = {k: v for k, v in self.storage_options.items() if is_storage_key(k)}
-            fs = self._other_fs[protocol] = fsspec.core.url_to_fs(path, **fsspec_options(path, opts))[0]
+            fs = self._other_fs[protocol] = open_filesystem(path, fsspec_options(path, opts))[0]
         return fs, fs._strip_protocol(path), isinstance(fs, LocalFileSystem)
 
     def join(self, *parts: str) -> str:
@@ -158,7 +171,9 @@ class FileIO:
         store = (endpoint, path.split("/", 1)[0])
         with _PROBE_LOCK:
             if store not in _CONDITIONAL_WRITES:
-                _CONDITIONAL_WRITES[store] = self._probe_conditional_writes(path)
+                _CONDITIONAL_WRITES[store] = honoured = self._probe_conditional_writes(path)
+                log.info("S3 store %s, bucket %s: conditional writes (If-None-Match) %s", store[0], store[1],
+                         "honoured" if honoured else "NOT honoured: commits need the single-writer setting")
             return _CONDITIONAL_WRITES[store]
 
     def _probe_conditional_writes(self, path: str) -> bool:
@@ -205,10 +220,12 @@ class FileIO:
 
     def delete_quietly(self, path: str) -> None:
         try:
-            fs, path, _ = self.locate(path)
-            fs.rm(path)
-        except (FileNotFoundError, OSError):
+            fs, located, _ = self.locate(path)
+            fs.rm(located)
+        except FileNotFoundError:
             pass
+        except OSError as e:  # a leftover file is harmless to readers; say which, so that it can be removed
+            log.warning("could not delete %s (left in place): %s", path, e)
 
     def size(self, path: str) -> int:
         fs, path, _ = self.locate(path)

@@ -32,7 +32,9 @@ def spark():
     # Spark's Python workers must import test-only data sources (tests/bench/null_sink.py) by name
     tests_dir = str(Path(__file__).resolve().parent)
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (tests_dir, os.environ.get("PYTHONPATH")) if p)
-    spark = paimon_ds.session("paimon_ds-tests", master="local[2]")
+    # no UI server for the test session; UTC, so that expected timestamps do not depend on the machine's zone
+    spark = paimon_ds.session("paimon_ds-tests", master="local[2]",
+                              conf={"spark.ui.enabled": "false", "spark.sql.session.timeZone": "UTC"})
     yield spark
     spark.stop()
 

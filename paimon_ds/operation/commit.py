@@ -9,6 +9,7 @@ try again. Anything written by an attempt that did not land is deleted.
 
 from __future__ import annotations
 
+import logging
 import random
 import time
 import uuid
@@ -26,6 +27,8 @@ from ..row_tracking import assign_row_tracking, row_tracking_enabled
 from ..snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from .index_commit import IndexCommit, deletion_vector_changes, hashes_added
 from .messages import CommitConflict, CommitMessage, OverwriteScope, overwritten
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from ..table import Table
@@ -314,6 +317,8 @@ class TableCommit:
                 if self.table.snapshot_manager.try_commit(snapshot):
                     return snapshot
                 self.lost_races += 1
+                log.info("commit to %s: snapshot %d was taken by another writer (attempt %d of %d); retrying",
+                         self.table.path, snapshot.id, attempt + 1, self.max_retries + 1)
                 self._delete_manifests(attempt_files)  # lost the race: this attempt's files go
                 attempt_files = []
                 time.sleep(random.uniform(0.005, 0.05) * min(attempt + 1, 10))

@@ -37,8 +37,11 @@ def build_session(app_name: str, master: str | None, conf: dict[str, Any] | None
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name).master(master or os.environ.get("SPARK_MASTER", "local[2]"))
+    # Spark's progress bar (on stderr) where a person watches, not in logs and CI output
+    progress = "true" if sys.stderr.isatty() else "false"
     settings = {**spark_defaults(), "spark.pyspark.python": sys.executable,
-                "spark.pyspark.driver.python": sys.executable, **{k: str(v) for k, v in (conf or {}).items()}}
+                "spark.pyspark.driver.python": sys.executable, "spark.ui.showConsoleProgress": progress,
+                **{k: str(v) for k, v in (conf or {}).items()}}
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
