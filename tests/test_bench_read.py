@@ -63,7 +63,10 @@ def test_reads_vs_spark_parquet(spark, tmp_path):
         .save(tables["pk 2 runs"])
 
     paimon_ds.attach(spark, str(tmp_path / "w"))
-    baseline = {name: _best(q) for name, q in _queries(lambda: spark.read.parquet(parquet))}
+    def parquet_baseline() -> dict[str, float]:
+        return {name: _best(q) for name, q in _queries(lambda: spark.read.parquet(parquet))}
+
+    first_baseline = parquet_baseline()
     results = {}
     for table, path in tables.items():
         readers = {"paimon_ds.read": lambda path=path: paimon_ds.read(spark, path),
@@ -72,6 +75,9 @@ def test_reads_vs_spark_parquet(spark, tmp_path):
         for reader, make in readers.items():
             for name, q in _queries(make):
                 results[(table, reader, name)] = _best(q)
+    # Spark's JIT keeps warming over the run: the baseline is timed before and after the tables, best of both
+    second_baseline = parquet_baseline()
+    baseline = {name: min(t, second_baseline[name]) for name, t in first_baseline.items()}
     print(f"\n{ROWS:,} rows, best of {RUNS}, Spark local[2]; Spark parquet: "
           + ", ".join(f"{q} {t:.2f}s" for q, t in baseline.items()))
     for (table, reader, name), t in results.items():
