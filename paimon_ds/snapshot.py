@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import EXIT_NOT_FOUND, PaimonDsError
 from .fs import FileIO
+
+log = logging.getLogger(__name__)
 
 SNAPSHOT_VERSION = 3
 # Paimon's commitIdentifier for batch (non-streaming) commits: Long.MAX_VALUE.
@@ -144,8 +147,9 @@ class SnapshotManager:
             self.io.write_bytes(f"{self.dir}/LATEST", str(snapshot.id).encode())
             if snapshot.id == 1 or self._hint("EARLIEST") is None:
                 self.io.write_bytes(f"{self.dir}/EARLIEST", str(self.earliest_id() or snapshot.id).encode())
-        except OSError:
-            pass
+        except OSError as e:
+            log.warning("snapshot %d of %s committed; its LATEST / EARLIEST hints were not updated (%s): "
+                        "readers find it by probing past the stale hint", snapshot.id, self.dir, e)
         return True
 
     def at_or_before(self, time_millis: int) -> Snapshot:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -31,6 +32,8 @@ from .options import (
     ROW_KIND_COLUMN_OPTION,
 )
 from .types import input_arrow_schema
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -146,8 +149,9 @@ class PaimonBatchWriter(DataSourceArrowWriter):
         io = self.table.io
         try:
             io.write_bytes(self._abort_marker, b"")
-        except OSError:
-            pass
+        except OSError as e:  # the job's files are still deleted below; only late tasks' files may remain
+            log.warning("abort of a write to %s: could not write the abort mark (%s); files of tasks still "
+                        "running may be left behind", self.table.path, e)
         self.table.new_commit().abort([m for pm in messages if pm is not None for m in pm.messages])
         delete_job_files(self.table, self.job_prefix)
 
