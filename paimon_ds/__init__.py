@@ -1,7 +1,8 @@
 """paimon_ds: Apache Paimon tables from PySpark through the Python Data Source API.
 
-The public API: the core (Catalog, Table, procedures) and the Spark entry points, each defined in
-paimon_ds.spark and imported when called, so that the core can be used without pyspark installed.
+The public API: the core (Catalog, Table, procedures; Spark-free reads and writes: Table.scan, Table.append,
+write_arrow, col), and the Spark entry points, each defined in paimon_ds.spark and imported when called, so
+that the core can be used without pyspark installed.
 """
 
 from __future__ import annotations
@@ -22,14 +23,16 @@ from .catalog import (
 from .deletionvectors.index_file import DeletionVectorError
 from .deletionvectors.roaring import RoaringFormatError
 from .errors import ConnectError, PaimonDsError, RowLevelError, SqlError
+from .expressions import FilterError, col, parse_filter
 from .fs import StorageError
 from .operation.evolution import DataEvolutionError
 from .operation.messages import CommitConflict
 from .options import OptionError
+from .read_api import MissingDependencyError, Scan
 from .schema_change import ColumnAlreadyExists, ColumnNotFound
 from .snapshot import SnapshotNotFound
 from .spark.options import MissingCredentialsError  # pyspark-free module
-from .table import Table, TableNotFound
+from .table import Table, TableNotFound, write_arrow
 from .types import SchemaError
 
 if TYPE_CHECKING:
@@ -39,10 +42,13 @@ __version__ = "0.1.0"
 __all__ = ["register", "session", "attach", "sql", "read", "write", "foreach_batch_writer", "compact", "delete",
            "update", "merge", "Update", "Delete", "Insert", "procedures", "system_table", "Catalog", "Table",
            "__version__",
+           # Spark-free reads and writes
+           "Scan", "col", "parse_filter", "write_arrow",
            # errors: every one derives from PaimonDsError and from the built-in exception it refines
            "PaimonDsError", "BranchError", "BranchNotFound", "CastError", "CatalogError", "ColumnAlreadyExists",
            "ColumnNotFound", "CommitConflict", "ConnectError", "DataEvolutionError", "DatabaseAlreadyExists",
-           "DatabaseNotEmpty", "DatabaseNotFound", "DeletionVectorError", "MissingCredentialsError", "OptionError",
+           "DatabaseNotEmpty", "DatabaseNotFound", "DeletionVectorError", "FilterError", "MissingCredentialsError",
+           "MissingDependencyError", "OptionError",
            "RoaringFormatError", "RowLevelError", "SchemaError", "SnapshotNotFound", "SqlError", "StorageError",
            "TableAlreadyExists", "TableNotFound"]
 

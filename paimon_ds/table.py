@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import datetime as dt
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -17,8 +18,10 @@ from .branch import (
     load_branch_schema,
     normalize_branch,
 )
+from .expressions import Expr
 from .fs import FileIO
 from .index.paths import check_job_option
+from .operation.batch_write import check_input_schema, conform_batch, input_batches, partition_constants, write_batches
 from .operation.commit import TableCommit
 from .operation.compact import compact_in_process
 from .operation.fallback import load_fallback
@@ -26,6 +29,8 @@ from .operation.read import TableRead
 from .operation.scan import TableScan
 from .operation.write import TableWrite
 from .options import OptionError, Options, parse_bool, parse_list, table_options, validate
+from .predicate import Predicate
+from .read_api import TIME_TRAVEL_KEYS, Scan
 from .schema import SchemaManager, TableNotFound, TableSchema
 from .schema_checks import check_writable
 from .schema_merge import commit_merged_schema
@@ -229,11 +234,110 @@ class Table:
         return TableRead(self, read_schema, predicate, row_kind_column, file_column, position_column)
 
     def to_arrow(self, predicate=None) -> pa.Table:
-        """The whole table (or what ``predicate`` keeps) as one Arrow table; for tests and small reads."""
+        """The whole table (or what ``predicate`` keeps) as one Arrow table; the internal form of
+        `scan(filter=predicate).to_arrow()` (which also takes columns, limit, time travel and string filters)."""
         splits = self.new_scan(predicate).plan()
         read = self.new_read(predicate=predicate)
         batches = [b for s in splits for b in read.read(s)]
         return pa.Table.from_batches(batches, schema=read.output_schema)
+
+    # ------------------------------------------------------------------ the Spark-free API
+    def scan(self, columns: Sequence[str] | None = None, filter: str | Expr | Predicate | None = None,
+             limit: int | None = None, snapshot_id: int | None = None, tag: str | None = None,
+             timestamp: dt.datetime | int | None = None) -> Scan:
+        """A read of this table: ``columns`` (in that order), ``filter`` (a SQL-like string such as
+        `"id > 5 AND day = DATE '2024-01-02'"` or `paimon_ds.col("id") > 5`; it prunes partitions and files
+        and applies to every row exactly), ``limit`` rows, and time travel to one of ``snapshot_id``, ``tag``
+        or ``timestamp`` (a datetime, naive as local time, or epoch millis). Read it with to_batches(),
+        to_arrow(), to_pandas(), count(), or as an Arrow C stream (DuckDB, Polars)."""
+        return Scan(self, columns, filter, limit, snapshot_id, tag, timestamp)
+
+    def append(self, data: Any) -> Snapshot | None:
+        """Add ``data`` (a pyarrow Table / RecordBatchReader / iterable of batches, a pandas DataFrame, or
+        anything with an Arrow C stream) in one commit, as `mode("append")` of a Spark write does; columns are
+        matched by name and cast to the table's types. Returns the new snapshot (None if there were no rows)."""
+        return self._write(data, overwrite=False, partition=None)
+
+    def overwrite(self, data: Any, partition: Mapping[str, Any] | None = None) -> Snapshot | None:
+        """Replace the table's rows with ``data`` in one commit: the whole table; or, with the job option
+        `dynamic-partition-overwrite` (Table.load(path, {"dynamic-partition-overwrite": "true"})), only the
+        partitions the data has rows in; or the static ``partition`` ({key: value}, a prefix of the partition
+        keys), whose key columns the data may leave out. Returns the new snapshot."""
+        return self._write(data, overwrite=True, partition=partition)
+
+    def _write(self, data: Any, overwrite: bool, partition: Mapping[str, Any] | None) -> Snapshot | None:
+        # a table loaded for time travel is written at its latest schema
+        options = {k: v for k, v in self.dynamic_options.items() if k not in TIME_TRAVEL_KEYS}
+        current = self.reload(options) if self.is_created else self
+        target = current.arrow_schema()
+        constants = partition_constants(current, partition) if partition is not None else {}
+        schema, batches = input_batches(data)
+        check_input_schema(schema if schema is not None else target, target, self.path, constants)
+        table = Table.for_write(self.path, target, options, self.storage_options) if current.is_created else current
+        return write_batches(table, (conform_batch(b, target, constants) for b in batches), overwrite, partition)
+
+    def snapshots(self) -> list[Snapshot]:
+        """The table's snapshots (those not expired), oldest first."""
+        return [self.snapshot_manager.snapshot(i) for i in self.snapshot_manager.list_ids()]
+
+    def history(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The commits, newest first (at most ``limit``): snapshot id, commit time (UTC), kind, user,
+        identifier, schema id, and the record counts (total after it, added by it, changelog)."""
+        ids = sorted(self.snapshot_manager.list_ids(), reverse=True)
+        if limit is not None:
+            ids = ids[:max(limit, 0)]
+        out = []
+        for sid in ids:
+            s = self.snapshot_manager.snapshot(sid)
+            out.append({"snapshot_id": s.id, "commit_time": dt.datetime.fromtimestamp(s.time_millis / 1000,
+                                                                                    dt.timezone.utc),
+                        "commit_kind": s.commit_kind, "commit_user": s.commit_user,
+                        "commit_identifier": s.commit_identifier, "schema_id": s.schema_id,
+                        "total_record_count": s.total_record_count, "delta_record_count": s.delta_record_count,
+                        "changelog_record_count": s.changelog_record_count})
+        return out
+
+    def __repr__(self) -> str:
+        columns = ", ".join(f"{f.name} {f.type.sql()}" for f in self.schema.fields)
+        parts = [repr(self.path), f"columns=[{columns}]"]
+        if self.schema.primary_keys:
+            parts.append(f"primary_keys={list(self.schema.primary_keys)}")
+        if self.schema.partition_keys:
+            parts.append(f"partition_keys={list(self.schema.partition_keys)}")
+        parts.append(f"bucket={self.options.raw.get('bucket', '-1')}")
+        if self.branch != MAIN_BRANCH:
+            parts.append(f"branch={self.branch!r}")
+        parts.append(f"snapshot={self.snapshot_manager.latest_id() if self.is_created else None}")
+        return f"Table({', '.join(parts)})"
+
+
+def write_arrow(path: str, data: Any, mode: str = "append", primary_key: str | Sequence[str] | None = None,
+                partition_by: str | Sequence[str] | None = None, options: Mapping[str, Any] | None = None,
+                storage_options: dict[str, Any] | None = None) -> Snapshot | None:
+    """Write ``data`` (as Table.append takes it) to the table at ``path`` in one commit, creating the table if
+    there is none (as deltalake's write_deltalake): ``primary_key`` and ``partition_by`` (names, or one
+    comma-separated string) and ``options`` (any Paimon table option: bucket, merge-engine, ...) shape a new
+    table, and must agree with an existing one's. No `bucket` is Paimon's default, bucket=-1 (dynamic buckets
+    for a primary-key table). ``mode``: "append", or "overwrite" (the whole table; with the option
+    `dynamic-partition-overwrite` only the partitions written). Returns the new snapshot (None: no rows)."""
+    if mode not in ("append", "overwrite"):
+        raise OptionError(f"mode must be 'append' or 'overwrite', got {mode!r}")
+    opts = {str(k): str(v) for k, v in (options or {}).items() if v is not None}
+    for key, names in (("primary-key", primary_key), ("partition", partition_by)):
+        if names is not None:
+            opts[key] = names if isinstance(names, str) else ",".join(names)
+    schema, batches = input_batches(data)
+    if Table.exists(path, storage_options) and not parse_bool(opts.get("write.merge-schema", "false")):
+        # an existing table: the data's columns are matched by name and cast to its types
+        write_schema = Table.load(path, opts, storage_options).arrow_schema()
+    elif schema is None:
+        raise SchemaError(f"no Paimon table at {path} and no data to take its schema from (an empty iterable)")
+    else:
+        write_schema = schema
+    table = Table.for_write(path, write_schema, opts, storage_options)
+    target = table.arrow_schema()
+    check_input_schema(schema if schema is not None else target, target, path)
+    return write_batches(table, (conform_batch(b, target) for b in batches), overwrite=mode == "overwrite")
 
 
 def _has_foreign_content(io: FileIO) -> bool:

@@ -1,0 +1,185 @@
+"""Scan: a table read without Spark, in the shape pyiceberg users know (`table.scan(...).to_arrow()`).
+
+It plans splits and reads them through the same core operations as the Spark source (operation/scan.py plans and
+prunes, operation/read.py merges primary-key buckets and applies deletion vectors), one split at a time, so
+`to_batches()` holds one split's batches at most and stops reading at `limit` rows. Results: a
+RecordBatchReader, an Arrow table, a pandas DataFrame, or the Arrow C stream (`__arrow_c_stream__`) that DuckDB
+and Polars consume directly.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from .errors import PaimonDsError
+from .expressions import BoundFilter, Expr, bind_filter
+from .operation.scan import Split
+from .options import OptionError
+from .predicate import Predicate
+from .row_tracking import row_tracking_enabled, system_fields
+from .types import SchemaError
+
+if TYPE_CHECKING:
+    from .table import Table
+
+# the time-travel options of a read (Paimon's scan.* keys): a scan sets at most one
+TIME_TRAVEL_KEYS = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis")
+
+
+class MissingDependencyError(PaimonDsError, ImportError):
+    """An optional package a result form needs (pandas for to_pandas) is not installed."""
+
+
+class Scan:
+    """A read of a table: which columns, rows (filter), how many (limit) and which snapshot.
+
+    Build it with `Table.scan(...)`; read it with `to_batches()`, `to_arrow()`, `to_pandas()`, `count()`, or
+    hand it to DuckDB / Polars as an Arrow C stream. Each read plans anew: without time travel it sees the
+    table's latest snapshot at that moment.
+    """
+
+    def __init__(self, table: Table, columns: Sequence[str] | None = None,
+                 filter: str | Expr | Predicate | None = None, limit: int | None = None,
+                 snapshot_id: int | None = None, tag: str | None = None,
+                 timestamp: dt.datetime | int | None = None) -> None:
+        travel = time_travel_options(snapshot_id, tag, timestamp)
+        if travel:
+            # time travel reads the snapshot with the schema it was written under (Table.load does that)
+            options = {k: v for k, v in table.dynamic_options.items() if k not in TIME_TRAVEL_KEYS}
+            table = table.reload({**options, **travel})
+        self.table = table
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+            raise OptionError(f"limit must be a non-negative integer, got {limit!r}")
+        self.limit = limit
+        self.travel = travel
+        full = table.arrow_schema()
+        if row_tracking_enabled(table.options):  # _ROW_ID and _SEQUENCE_NUMBER may be read by name
+            full = pa.schema([*full, *system_fields()])
+        self.columns = self._columns(columns, full)
+        self.filter: BoundFilter | None = bind_filter(filter, full) if filter is not None else None
+        wanted = set(self.columns) | set(self.filter.columns if self.filter else ())
+        # the columns decoded: those asked for and those the filter reads, in table order
+        self.read_schema = pa.schema([f for f in full if f.name in wanted])
+        self.schema = pa.schema([full.field(n) for n in self.columns])
+
+    def _columns(self, columns: Sequence[str] | None, full: pa.Schema) -> list[str]:
+        if columns is None:
+            return [n for n in self.table.arrow_schema().names]
+        if isinstance(columns, str):
+            raise SchemaError(f"columns takes a list of names, got the string {columns!r}")
+        columns = list(columns)
+        unknown = [c for c in columns if c not in full.names]
+        if unknown:
+            raise SchemaError(f"column(s) {unknown} are not in Paimon table {self.table.path} "
+                              f"(columns: {', '.join(full.names)})")
+        twice = sorted({c for c in columns if columns.count(c) > 1})
+        if twice:
+            raise SchemaError(f"column(s) {twice} are asked for more than once")
+        return columns
+
+    @property
+    def predicate(self) -> Predicate | None:
+        """The core predicate that prunes partitions and files (the filter applies to rows exactly)."""
+        return self.filter.predicate if self.filter is not None else None
+
+    # ------------------------------------------------------------------ planning
+    def plan(self) -> list[Split]:
+        """The splits a read opens, after partition and file pruning (a split: one bucket's files)."""
+        return self.table.new_scan(self.predicate).plan()
+
+    # ------------------------------------------------------------------ results
+    def to_batches(self) -> pa.RecordBatchReader:
+        """The rows as a stream of Arrow record batches, read split by split (bounded memory)."""
+        splits = self.plan()  # planned now: a missing snapshot or tag is raised here, not by the first batch
+        return pa.RecordBatchReader.from_batches(self.schema, self._batches(splits))
+
+    def _batches(self, splits: list[Split]) -> Iterator[pa.RecordBatch]:
+        remaining = self.limit
+        if remaining == 0:
+            return
+        read = self.table.new_read(self.read_schema, self.predicate)
+        expression = self.filter.expression if self.filter is not None else None
+        for split in splits:
+            for batch in read.read(split):
+                if expression is not None:
+                    kept = pa.Table.from_batches([batch]).filter(expression)
+                    if kept.num_rows == 0:
+                        continue
+                    batch = kept.combine_chunks().to_batches()[0]
+                if batch.num_rows == 0:
+                    continue
+                batch = batch.select(self.columns)
+                if remaining is not None:
+                    if batch.num_rows >= remaining:
+                        yield batch.slice(0, remaining)
+                        return  # the rest of this split and the later splits are never opened
+                    remaining -= batch.num_rows
+                yield batch
+
+    def to_arrow(self) -> pa.Table:
+        return self.to_batches().read_all()
+
+    def to_pandas(self, **kwargs: Any) -> Any:
+        """A pandas DataFrame (``kwargs`` go to pyarrow's Table.to_pandas)."""
+        try:
+            import pandas  # noqa: F401  # optional: only this result form needs it
+        except ImportError:
+            raise MissingDependencyError("Scan.to_pandas needs pandas, which is not installed "
+                                         "(pip install pandas); to_arrow() needs nothing more") from None
+        return self.to_arrow().to_pandas(**kwargs)
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow C stream (PyCapsule interface): `duckdb.sql("SELECT ... FROM scan")`, `polars.DataFrame(scan)`,
+        `pyarrow.table(scan)`. Each call reads the table anew."""
+        return self.to_batches().__arrow_c_stream__(requested_schema)
+
+    def count(self) -> int:
+        """The number of rows the scan gives; from file metadata alone where no row needs reading (an append
+        table without filter or deletion vectors), else by reading the fewest columns."""
+        splits = self.plan()
+        if (self.filter is None and not self.table.schema.primary_keys and not row_tracking_enabled(self.table.options)
+                and not any(s.deletion_files for s in splits)):
+            total = sum(s.row_count for s in splits)
+            return total if self.limit is None else min(total, self.limit)
+        return sum(b.num_rows for b in self._batches(splits))
+
+    def __repr__(self) -> str:
+        parts = [f"path={self.table.path!r}", f"columns={self.columns}"]
+        if self.filter is not None:
+            parts.append(f"filter={self.filter.text!r}")
+        if self.limit is not None:
+            parts.append(f"limit={self.limit}")
+        for key, value in self.travel.items():
+            parts.append(f"{key}={value}")
+        return f"Scan({', '.join(parts)})"
+
+
+def time_travel_options(snapshot_id: int | None, tag: str | None,
+                        timestamp: dt.datetime | int | None) -> dict[str, str]:
+    """The scan.* option of the one time-travel argument given ({} for none; OptionError for several)."""
+    given = [name for name, v in (("snapshot_id", snapshot_id), ("tag", tag), ("timestamp", timestamp))
+             if v is not None]
+    if len(given) > 1:
+        raise OptionError(f"time travel takes one of snapshot_id, tag or timestamp; got {' and '.join(given)}")
+    if snapshot_id is not None:
+        if isinstance(snapshot_id, bool) or not isinstance(snapshot_id, int):
+            raise OptionError(f"snapshot_id must be an integer, got {snapshot_id!r}")
+        return {"scan.snapshot-id": str(snapshot_id)}
+    if tag is not None:
+        return {"scan.tag-name": str(tag)}
+    if timestamp is not None:
+        return {"scan.timestamp-millis": str(epoch_millis(timestamp))}
+    return {}
+
+
+def epoch_millis(value: dt.datetime | int) -> int:
+    """A datetime (naive: local time, as Paimon reads scan.timestamp-millis' instants) or epoch millis."""
+    if isinstance(value, dt.datetime):
+        return int(value.timestamp() * 1000)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise OptionError(f"timestamp must be a datetime or epoch milliseconds, got {value!r}")
