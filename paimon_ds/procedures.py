@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from .operation import maintenance
-from .snapshot import Snapshot
+from .snapshot import Snapshot, to_millis
 from .table import Table
 
 TableRef = str | Table
@@ -22,24 +22,6 @@ def _table(table: TableRef, storage_options: dict[str, Any] | None = None, branc
     if isinstance(table, Table):
         return table
     return Table.load(table, {"branch": branch} if branch else None, storage_options)
-
-
-def to_millis(value: dt.datetime | str | int | float) -> int:
-    """An instant as epoch milliseconds: a datetime (naive = local time, as Paimon reads its timestamps),
-    epoch millis, or a string `yyyy-MM-dd HH:mm:ss[.fff]` as Paimon's procedures take it."""
-    if isinstance(value, bool):
-        raise ValueError(f"not a timestamp: {value!r}")
-    if isinstance(value, (int, float)):
-        return int(value)
-    if isinstance(value, str):
-        text = value.strip()
-        if text.isdigit():
-            return int(text)
-        try:
-            value = dt.datetime.fromisoformat(text)
-        except ValueError:
-            raise ValueError(f"not a timestamp: {text!r} (use yyyy-MM-dd HH:mm:ss)") from None
-    return int(value.timestamp() * 1000)
 
 
 def expire_snapshots(table: TableRef, retain_max: int | None = None, retain_min: int | None = None,

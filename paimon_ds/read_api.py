@@ -21,6 +21,7 @@ from .operation.scan import Split
 from .options import OptionError
 from .predicate import Predicate
 from .row_tracking import row_tracking_enabled, system_fields
+from .snapshot import to_millis
 from .types import SchemaError
 
 if TYPE_CHECKING:
@@ -172,14 +173,14 @@ def time_travel_options(snapshot_id: int | None, tag: str | None,
     if tag is not None:
         return {"scan.tag-name": str(tag)}
     if timestamp is not None:
-        return {"scan.timestamp-millis": str(epoch_millis(timestamp))}
+        return {"scan.timestamp-millis": str(instant_millis(timestamp))}
     return {}
 
 
-def epoch_millis(value: dt.datetime | int) -> int:
-    """A datetime (naive: local time, as Paimon reads scan.timestamp-millis' instants) or epoch millis."""
-    if isinstance(value, dt.datetime):
-        return int(value.timestamp() * 1000)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    raise OptionError(f"timestamp must be a datetime or epoch milliseconds, got {value!r}")
+def instant_millis(value: Any) -> int:
+    """A time-travel instant as epoch millis (snapshot.to_millis: datetime, epoch millis, `yyyy-MM-dd HH:mm:ss`)."""
+    try:
+        return to_millis(value)
+    except (ValueError, TypeError, AttributeError):
+        raise OptionError(f"timestamp must be a datetime, epoch milliseconds or yyyy-MM-dd HH:mm:ss, "
+                          f"got {value!r}") from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import re
@@ -17,6 +18,24 @@ SNAPSHOT_VERSION = 3
 # Paimon's commitIdentifier for batch (non-streaming) commits: Long.MAX_VALUE.
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
 _TMP = re.compile(r"\.[0-9a-f]{32}\.tmp$")  # FileIO's temporary name of a file being created
+
+
+def to_millis(value: dt.datetime | str | int | float) -> int:
+    """An instant as epoch milliseconds: a datetime (naive = local time, as Paimon reads its timestamps),
+    epoch millis, or a string `yyyy-MM-dd HH:mm:ss[.fff]` as Paimon's procedures take it."""
+    if isinstance(value, bool):
+        raise ValueError(f"not a timestamp: {value!r}")
+    if isinstance(value, (int, float)):
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if text.isdigit():
+            return int(text)
+        try:
+            value = dt.datetime.fromisoformat(text)
+        except ValueError:
+            raise ValueError(f"not a timestamp: {text!r} (use yyyy-MM-dd HH:mm:ss)") from None
+    return int(value.timestamp() * 1000)
 
 
 class SnapshotNotFound(PaimonDsError, LookupError):
