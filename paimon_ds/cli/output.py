@@ -114,14 +114,14 @@ class Output:
         """A callback (done, total) that moves a progress bar on stderr, or does nothing off a terminal."""
         if not self.shows_progress:
             yield lambda done, total: None
-        elif HAVE_RICH:
+        elif self.form == "rich":
             console = rich.console.Console(file=self.stderr)
             with rich.progress.Progress(rich.progress.TextColumn("{task.description}"), rich.progress.BarColumn(),
                                         rich.progress.MofNCompleteColumn(), rich.progress.TimeElapsedColumn(),
                                         console=console) as bar:
                 task = bar.add_task(what, total=None)
                 yield lambda done, total: bar.update(task, completed=done, total=total)
-        else:  # a terminal without rich: a counter redrawn in place
+        else:  # plain output on a terminal (no rich, or --plain): a counter redrawn in place
             def counter(done: int, total: int) -> None:
                 self.stderr.write(f"\r{what}: {done}/{total}" + ("\n" if done >= total else ""))
                 self.stderr.flush()
@@ -130,8 +130,8 @@ class Output:
 
     @contextmanager
     def busy(self, what: str) -> Iterator[None]:
-        """A spinner on stderr while a step with no measure of progress runs (terminal and rich only)."""
-        if self.shows_progress and HAVE_RICH:
+        """A spinner on stderr while a step with no measure of progress runs (rich output only)."""
+        if self.shows_progress and self.form == "rich":
             with rich.console.Console(file=self.stderr).status(what):
                 yield
         else:

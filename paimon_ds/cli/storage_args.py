@@ -9,12 +9,15 @@ properties lines (`key=value` or `key: value`, `#` and `!` comments). `-o` wins 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..options import OptionError
 from ..storage import is_storage_key
+
+PROPERTY = re.compile(r"([^=:\s]+)\s*(?:[=:]|\s)\s*(.*)")
 
 
 def parse_pair(text: str, where: str) -> tuple[str, str]:
@@ -49,10 +52,11 @@ def read_options_file(path: str) -> dict[str, str]:
         stripped = line.strip()
         if not stripped or stripped[0] in "#!":
             continue
-        cut = min((i for i in (stripped.find("="), stripped.find(":")) if i >= 0), default=-1)
-        if cut <= 0:
+        # as java.util.Properties: the key ends at the first '=', ':' or blank
+        match = PROPERTY.fullmatch(stripped)
+        if match is None:
             raise OptionError(f"--options-file {path}, line {number}: expected key=value or key: value")
-        options[stripped[:cut].strip()] = stripped[cut + 1:].strip()
+        options[match.group(1)] = match.group(2)
     return options
 
 
