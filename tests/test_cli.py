@@ -536,3 +536,32 @@ def test_options_file_forms(tmp_path):
     as_json.write_text(json.dumps({"s3.path.style.access": True, "s3.endpoint": "http://h"}))
     assert storage_options([], str(as_json)) == {"s3.path.style.access": "true", "s3.endpoint": "http://h"}
     assert storage_options([], None) is None
+
+
+LOGGING = """
+import logging
+import sys
+from paimon_ds.cli import main
+
+code = main(sys.argv[1:])
+logging.getLogger("paimon_ds.operation.commit").info("an info record")
+logging.getLogger("paimon_ds.fs").debug("a debug record")
+logging.getLogger("elsewhere").info("not paimon_ds's")
+sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize("flags, expected", [
+    ([], []),
+    (["-v"], ["paimon-ds: INFO paimon_ds.operation.commit: an info record"]),
+    (["-v", "-v"], ["paimon-ds: INFO paimon_ds.operation.commit: an info record",
+                    "paimon-ds: DEBUG paimon_ds.fs: a debug record"]),
+])
+def test_verbose_logs_paimon_ds_records_on_stderr(tmp_path, flags, expected):
+    path = str(tmp_path / "t")
+    upsert(path, range(3), v=1)
+    # -v before the command and after it count together
+    done = subprocess.run([sys.executable, "-c", LOGGING, *flags[:1], "branches", path, *flags[1:]],
+                          capture_output=True, text=True, cwd=REPO, env=env(), timeout=300)
+    assert done.returncode == 0 and done.stdout == "main\n"
+    assert done.stderr.splitlines() == expected

@@ -250,12 +250,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _StderrHandler(logging.StreamHandler):
+    """The handler -v puts on the `paimon_ds` logger (one, however often main runs in a process)."""
+
+
 def _setup_logging(verbose: int) -> None:
+    logger = logging.getLogger("paimon_ds")
+    for old in [h for h in logger.handlers if isinstance(h, _StderrHandler)]:
+        logger.removeHandler(old)
     if verbose <= 0:
         return
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(f"{PROG}: %(levelname)s %(name)s: %(message)s"))
-    logger = logging.getLogger("paimon_ds")
     logger.addHandler(handler)
     logger.setLevel(logging.INFO if verbose == 1 else logging.DEBUG)
 
