@@ -1,0 +1,308 @@
+"""`paimon-ds`: table maintenance from the command line, without Spark.
+
+    paimon-ds describe PATH [--limit N] [--lsm-image FILE.svg]
+    paimon-ds compact PATH [--full] [--partitions SPEC]
+    paimon-ds expire PATH [--retain-min N] [--retain-max N] [--older-than DURATION]
+    paimon-ds tag PATH NAME [--snapshot ID]       paimon-ds delete-tag PATH NAME
+    paimon-ds rollback PATH (--snapshot ID | --tag NAME)
+    paimon-ds remove-orphans PATH [--older-than DURATION] [--dry-run]
+    paimon-ds branches PATH                       paimon-ds branch PATH NAME [--tag TAG] [--ignore-if-exists]
+    paimon-ds delete-branch PATH NAME[,NAME...]   paimon-ds rename-branch PATH FROM TO
+    paimon-ds fast-forward PATH NAME
+
+Every command takes --branch NAME (work on a branch instead of main), --json (one JSON document on stdout),
+--plain (no rich output even on a terminal), -o KEY=VALUE / --options-file FILE (storage options) and -v / -vv
+(log paimon_ds's INFO / DEBUG records on stderr). An error paimon_ds raises on purpose is one line on stderr,
+`paimon-ds: error: <message>`, and the exit status is its kind's (errors.py: 2 bad input, 3 not found, 4 commit
+conflict, 5 storage, 1 other); any other exception is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+from .. import MissingCredentialsError, __version__, procedures
+from ..errors import EXIT_STORAGE, PaimonDsError
+from ..format.partition import partition_filter
+from ..operation import maintenance as m
+from ..operation.compact import compact_in_process
+from ..options import OptionError, parse_duration_ms
+from ..storage import missing_s3_credentials
+from ..table import Table
+from . import describe as describe_command
+from . import lsm
+from .output import Column, Output
+from .storage_args import storage_options
+
+EXIT_INTERRUPTED = 130  # as a shell reports SIGINT
+PROG = "paimon-ds"
+
+
+def _duration(text: str, flag: str) -> float:
+    try:
+        return parse_duration_ms(text)
+    except ValueError as e:
+        raise OptionError(f"{flag}: {e}") from None
+
+
+def _describe(table: Table, args: argparse.Namespace, out: Output) -> dict[str, Any] | None:
+    if args.limit < 0:
+        raise OptionError(f"--limit must be >= 0 (0: every snapshot), got {args.limit}")
+    if args.lsm_image and not table.schema.primary_keys:
+        raise OptionError(f"--lsm-image: {table.path} is an append table (no primary key): it has no sorted runs")
+    with out.busy("reading snapshots and manifests"):
+        doc, states = describe_command.describe(table, args.limit)
+    if args.lsm_image:
+        title = f"sorted runs of {table.path}" + (f" (branch {table.branch})" if table.branch != "main" else "") + \
+            (f", snapshot {doc['latest_snapshot_id']}" if doc["latest_snapshot_id"] is not None else "")
+        try:
+            with open(args.lsm_image, "w", encoding="utf-8") as f:
+                f.write(lsm.svg(title, states, lsm.Triggers.of(table)))
+        except OSError as e:
+            raise OptionError(f"--lsm-image: cannot write {args.lsm_image}: {e.strerror or e}") from None
+    doc["lsm_image"] = args.lsm_image
+    if out.is_json:
+        return doc
+    describe_command.render(out, table, doc, states)
+    if args.lsm_image:
+        out.line(f"\nLSM picture written to {args.lsm_image}")
+    return None
+
+
+def _compact(table: Table, args: argparse.Namespace, out: Output) -> tuple[dict[str, Any], str]:
+    try:
+        partitions = partition_filter(table, args.partitions)
+    except ValueError as e:
+        raise OptionError(f"--partitions: {e}") from None
+    compacted = [0]
+    with out.progress("compacting buckets") as progress:
+        def report(done: int, total: int) -> None:
+            compacted[0] = done
+            progress(done, total)
+
+        snapshot = compact_in_process(table, None, args.full, progress=report, partitions=partitions)
+    doc = {"compacted_buckets": compacted[0] if snapshot else 0, "snapshot_id": snapshot.id if snapshot else None}
+    if snapshot is None:
+        return doc, "nothing to compact"
+    return doc, f"compacted {compacted[0]} bucket(s): snapshot {snapshot.id}"
+
+
+def _expire(table: Table, args: argparse.Namespace, out: Output) -> tuple[dict[str, Any], str]:
+    older = _duration(args.older_than, "--older-than") if args.older_than else None
+    with out.busy("expiring snapshots"):
+        result = m.expire_snapshots(table, args.retain_min, args.retain_max, older)
+    doc = {"expired_snapshots": result.expired, "deleted_files": len(result.deleted_files)}
+    return doc, (f"expired {len(result.expired)} snapshot(s) {result.expired}, "
+                 f"deleted {len(result.deleted_files)} file(s)")
+
+
+def _remove_orphans(table: Table, args: argparse.Namespace, out: Output) -> tuple[dict[str, Any], str]:
+    older = _duration(args.older_than, "--older-than")
+    with out.busy("listing files"):
+        found = m.remove_orphan_files(table, older, dry_run=args.dry_run)
+    verb = "would delete" if args.dry_run else "deleted"
+    return ({"dry_run": args.dry_run, "files": list(found)},
+            f"{verb} {len(found)} orphan file(s)" + "".join(f"\n  {f}" for f in found))
+
+
+def _run(table: Table, args: argparse.Namespace, out: Output) -> dict[str, Any] | None:
+    """Run the command; its JSON document (printed by the caller), or None when it printed itself."""
+    command = args.command
+    if command == "describe":
+        return _describe(table, args, out)
+    if command == "branches":
+        names = ["main", *table.branch_manager().branches()]
+        if out.is_json:
+            return {"branches": names}
+        if out.form == "rich":
+            out.table([Column("branch")], [[n] for n in names])
+        else:
+            out.line("\n".join(names))
+        return None
+    if command == "compact":
+        doc, text = _compact(table, args, out)
+    elif command == "expire":
+        doc, text = _expire(table, args, out)
+    elif command == "remove-orphans":
+        doc, text = _remove_orphans(table, args, out)
+    elif command == "tag":
+        sid = m.create_tag(table, args.name, args.snapshot).id
+        doc, text = {"tag": args.name, "snapshot_id": sid}, f"tag {args.name!r} -> snapshot {sid}"
+    elif command == "delete-tag":
+        deleted = m.delete_tag(table, args.name)
+        doc = {"tag": args.name, "deleted_files": len(deleted)}
+        text = f"deleted tag {args.name!r} and {len(deleted)} file(s) only it kept"
+    elif command == "rollback":
+        sid = m.rollback(table, args.snapshot, args.tag).id
+        doc, text = {"snapshot_id": sid}, f"rolled back to snapshot {sid}"
+    elif command == "branch":
+        created = procedures.create_branch(table, args.name, args.tag, args.ignore_if_exists)
+        origin = f"from tag {args.tag!r}" if args.tag else "empty (no snapshot yet)"
+        doc = {"branch": args.name, "created": created, "from_tag": args.tag}
+        text = f"created branch {args.name!r} {origin}" if created else f"branch {args.name!r} exists"
+    elif command == "delete-branch":
+        procedures.delete_branch(table, args.name)
+        names = [n.strip() for n in args.name.split(",")]
+        doc, text = {"deleted_branches": names}, f"deleted branch(es) {', '.join(names)}"
+    elif command == "rename-branch":
+        procedures.rename_branch(table, args.name, args.to)
+        doc, text = {"from": args.name, "to": args.to}, f"renamed branch {args.name!r} to {args.to!r}"
+    elif command == "fast-forward":
+        procedures.fast_forward(table, args.name)
+        latest = table.snapshot_manager.latest_id()
+        doc = {"branch": table.branch, "from_branch": args.name, "latest_snapshot_id": latest}
+        text = f"fast-forwarded {table.branch!r} to branch {args.name!r}: latest snapshot {latest}"
+    else:  # argparse admits only the commands above
+        raise AssertionError(command)
+    if out.is_json:
+        return doc
+    out.line(text)
+    return None
+
+
+# options every command takes, accepted before the command name and after it (a subcommand's copies have their
+# own dests, merged in _merge_globals, because argparse lets a subcommand's defaults overwrite the main parser's)
+def _add_globals(parser: argparse.ArgumentParser, suffix: str) -> None:
+    parser.add_argument("--branch", dest="branch" + suffix, help="work on this branch of the table (default: main)")
+    parser.add_argument("--json", dest="json" + suffix, action="store_true",
+                        help="print one JSON document on stdout (its keys: see the README) and nothing else")
+    parser.add_argument("--plain", dest="plain" + suffix, action="store_true",
+                        help="plain text even on a terminal (plain is the default when stdout is not one)")
+    parser.add_argument("-o", "--option", dest="option" + suffix, action="append", default=[], metavar="KEY=VALUE",
+                        help="a storage option, e.g. s3.endpoint=http://host:9000, s3.access-key=..., "
+                             "s3.path.style.access=true (repeatable)")
+    parser.add_argument("--options-file", dest="options_file" + suffix, metavar="FILE",
+                        help="storage options from a JSON object or a properties file (keeps secrets off the "
+                             "command line; -o wins)")
+    parser.add_argument("-v", "--verbose", dest="verbose" + suffix, action="count", default=0,
+                        help="log paimon_ds's INFO records on stderr (-vv: DEBUG); with -v an error also shows "
+                             "its traceback")
+
+
+def _merge_globals(args: argparse.Namespace) -> argparse.Namespace:
+    args.branch = args.branch_sub or args.branch
+    args.json = args.json or args.json_sub
+    args.plain = args.plain or args.plain_sub
+    args.option = args.option + args.option_sub
+    args.options_file = args.options_file_sub or args.options_file
+    args.verbose = args.verbose + args.verbose_sub
+    return args
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description="Maintain Apache Paimon tables (no Spark needed).",
+                                     epilog="Exit status: 0 ok, 1 other error, 2 bad input, 3 not found, "
+                                            "4 commit conflict, 5 storage.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    _add_globals(parser, "")
+    common = argparse.ArgumentParser(add_help=False)
+    _add_globals(common, "_sub")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
+        p.add_argument("path", help="the table's directory (a local path, s3://bucket/key, ...)")
+        return p
+
+    p = add("describe", "schema, options, latest snapshots, and each bucket's files, levels and sorted runs "
+                        "against the compaction and stop triggers")
+    p.add_argument("--limit", type=int, default=describe_command.DEFAULT_LIMIT,
+                   help=f"show the latest N snapshots (default {describe_command.DEFAULT_LIMIT}; 0: all)")
+    p.add_argument("--lsm-image", metavar="FILE.svg",
+                   help="also write an SVG picture of each bucket's sorted runs and levels (primary-key tables)")
+    p = add("compact", "compact every bucket that needs it (universal compaction / small files)")
+    p.add_argument("--full", action="store_true", help="full compaction: one sorted run (or file set) per bucket")
+    p.add_argument("--partitions", help="only these partitions, e.g. 'dt=2024-01-01,hr=1;dt=2024-01-02'")
+    p = add("expire", "expire old snapshots (defaults: the table's snapshot.* options)")
+    p.add_argument("--retain-min", type=int)
+    p.add_argument("--retain-max", type=int)
+    p.add_argument("--older-than", help="expire snapshots older than this (e.g. 1 h, 7 d)")
+    p = add("tag", "tag a snapshot (the latest by default)")
+    p.add_argument("name")
+    p.add_argument("--snapshot", type=int)
+    p = add("delete-tag", "delete a tag and the files only it kept")
+    p.add_argument("name")
+    p = add("rollback", "make a snapshot or tag the latest again (newer snapshots are deleted)")
+    target = p.add_mutually_exclusive_group(required=True)
+    target.add_argument("--snapshot", type=int)
+    target.add_argument("--tag")
+    p = add("remove-orphans", "delete unreferenced files older than a margin (default 1 d)")
+    p.add_argument("--older-than", default="1 d")
+    p.add_argument("--dry-run", action="store_true")
+    add("branches", "list the table's branches")
+    p = add("branch", "create a branch: from a tag, or empty (the current schema, no snapshot)")
+    p.add_argument("name")
+    p.add_argument("--tag")
+    p.add_argument("--ignore-if-exists", action="store_true")
+    p = add("delete-branch", "delete branches (comma-separated); files only they used become orphans")
+    p.add_argument("name")
+    p = add("rename-branch", "rename a branch")
+    p.add_argument("name")
+    p.add_argument("to")
+    p = add("fast-forward", "make main (or --branch) what a branch is: its snapshots, schemas and tags")
+    p.add_argument("name")
+    return parser
+
+
+class _StderrHandler(logging.StreamHandler):
+    """The handler -v puts on the `paimon_ds` logger (one, however often main runs in a process)."""
+
+
+def _setup_logging(verbose: int) -> None:
+    logger = logging.getLogger("paimon_ds")
+    for old in [h for h in logger.handlers if isinstance(h, _StderrHandler)]:
+        logger.removeHandler(old)
+    if verbose <= 0:
+        return
+    handler = _StderrHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"{PROG}: %(levelname)s %(name)s: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO if verbose == 1 else logging.DEBUG)
+
+
+def _open(args: argparse.Namespace) -> Table:
+    storage = storage_options(args.option, args.options_file)
+    missing = missing_s3_credentials(args.path, storage)
+    if missing is not None:
+        raise MissingCredentialsError(
+            f"no S3 credentials for {args.path}: {missing}. Give -o s3.access-key=... -o s3.secret-key=... (or "
+            "--options-file FILE), or set AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or AWS_PROFILE")
+    return Table.load(args.path, {"branch": args.branch} if args.branch else None, storage)
+
+
+def _fail(args: argparse.Namespace, error: BaseException, code: int) -> int:
+    if args.verbose:
+        traceback.print_exception(error, file=sys.stderr)
+    message = " ".join(str(error).split()) or type(error).__name__  # one line, whatever the message holds
+    if args.json:
+        Output("json").document({"error": {"type": type(error).__name__, "message": message, "exit_code": code}})
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _merge_globals(build_parser().parse_args(argv))
+    _setup_logging(args.verbose)
+    out = Output.choose(args.json, args.plain)
+    try:
+        doc = _run(_open(args), args, out)
+        if doc is not None:
+            out.document(doc)
+    except PaimonDsError as e:
+        return _fail(args, e, e.exit_code)
+    except BrokenPipeError:  # `paimon-ds describe ... | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that exit's flush does not fail again
+        return 0
+    except (ValueError, OSError) as e:
+        # refusals and storage failures the library reports with a built-in exception: named, not a bug
+        return _fail(args, e, EXIT_STORAGE if isinstance(e, OSError) else PaimonDsError.exit_code)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return 0
