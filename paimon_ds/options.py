@@ -79,8 +79,8 @@ def parse_memory_size(text: str) -> int:
     kibibytes, m, mb, mebibytes, g, gb, gibibytes, t, tb, tebibytes; any case; powers of 1024)."""
     value, unit = _number_and_unit(text, "memory size")
     if unit and unit not in _SIZE_UNITS:
-        raise ValueError(f"not a memory size: {text!r} (unit {unit!r} is not one of Paimon's: b, k, m, g, t, kb, mb, gb, tb, "
-                         "bytes, kibibytes, mebibytes, gibibytes, tebibytes)")
+        raise ValueError(f"not a memory size: {text!r} (unit {unit!r} is not one of Paimon's: b, k, m, g, t, "
+                         "kb, mb, gb, tb, bytes, kibibytes, mebibytes, gibibytes, tebibytes)")
     size = value * _SIZE_UNITS.get(unit, 1)
     # Java checks its wrapped product by dividing it back; with a power-of-two unit that refuses exactly
     # the products above Long.MAX_VALUE
@@ -96,8 +96,8 @@ def parse_duration(text: str) -> int:
     plus nanoseconds; a Python int holds that exactly, so nothing is rounded here."""
     value, unit = _number_and_unit(text, "duration")
     if unit and unit not in _DURATION_UNITS:
-        raise ValueError(f"not a duration: {text!r} (unit {unit!r} is not one of Paimon's: d, h, min, m, s, ms, µs, ns, "
-                         "day(s), hour(s), minute(s), sec(s), second(s), milli(s), micro(s), nano(s)...)")
+        raise ValueError(f"not a duration: {text!r} (unit {unit!r} is not one of Paimon's: d, h, min, m, s, ms, "
+                         "µs, ns, day(s), hour(s), minute(s), sec(s), second(s), milli(s), micro(s), nano(s)...)")
     nanos = value * _DURATION_UNITS[unit or "ms"]
     if nanos // _NANOS_PER_S > JAVA_LONG_MAX:  # Duration.of(n, DAYS/HOURS/MINUTES) overflows its seconds
         raise ValueError(f"not a duration: {text!r} is more seconds than a 64-bit number holds")
@@ -308,8 +308,8 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("source.split.open-file-cost", 4 << 20, parse_memory_size,
            "Cost of opening a file, in bytes, when packing splits."),
     Option("scan.snapshot-id", None, parse_long, "Read this snapshot (time travel).", table=False),
-    Option("scan.timestamp-millis", None, parse_long, "Read the latest snapshot committed at or before this epoch millis.",
-           table=False),
+    Option("scan.timestamp-millis", None, parse_long,
+           "Read the latest snapshot committed at or before this epoch millis.", table=False),
     Option("scan.tag-name", None, str, "Read the snapshot a tag points to.", table=False),
     Option("branch", "main", str, "The branch a read or write uses (Paimon 1.x: `branch/branch-<name>/` holds its "
            "schemas, snapshots and tags; data files are shared); main is the table itself.", table=False),
@@ -374,7 +374,8 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "merge level 0 in instead of skipping it (Paimon 2.0)."),
     Option("index-file-in-data-file-dir", False, parse_bool, "Hash index and deletion-vector files go in the bucket's "
            "data directory instead of `index/` (Paimon 1.x; fixed when the table is created)."),
-    Option("scan.mode", "default", enum_parser(*STARTUP_MODES), "Streaming reads: where a new query starts: latest-full (default: the table, "
+    Option("scan.mode", "default", enum_parser(*STARTUP_MODES),
+           "Streaming reads: where a new query starts: latest-full (default: the table, "
            "then its changes), latest, from-snapshot, from-snapshot-full, from-timestamp.", table=False),
     Option("read.stream.maxFilesPerTrigger", None, _positive_int,
            "Streaming reads: at most this many files per micro-batch (Spark 4.2+).", table=False),

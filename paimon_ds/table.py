@@ -25,7 +25,7 @@ from .operation.fallback import load_fallback
 from .operation.read import TableRead
 from .operation.scan import TableScan
 from .operation.write import TableWrite
-from .options import OptionError, Options, parse_bool, parse_list, table_options, validate
+from .options import OptionError, Options, table_options, validate
 from .schema import SchemaManager, TableNotFound, TableSchema
 from .schema_checks import check_writable
 from .schema_merge import commit_merged_schema
@@ -104,15 +104,16 @@ class Table:
         if existing is None:
             if io.exists(io.root) and (io.is_dir(io.root) is False or _has_foreign_content(io)):
                 raise TableNotFound(f"{path} holds files that are not a Paimon table; refusing to write there")
-            schema = TableSchema.from_arrow(arrow_schema, parse_list(options.get("partition", "")),
-                                            parse_list(options.get("primary-key", "")), table_options(options))
+            given = Options(options)
+            schema = TableSchema.from_arrow(arrow_schema, given.get("partition") or [],
+                                            given.get("primary-key") or [], table_options(options))
             table = Table(path, schema, options, storage_options, io)
         else:
-            if parse_bool(options.get("write.merge-schema", "false")):
+            if Options(options).get("write.merge-schema"):
                 # Paimon's Spark write.merge-schema: new columns and wider types go into a new schema file
                 # before any data is written (a mismatch it cannot merge raises here, writing nothing)
                 existing = commit_merged_schema(
-                    io, arrow_schema, parse_bool(options.get("write.merge-schema.explicit-cast", "false")), branch)
+                    io, arrow_schema, Options(options).get("write.merge-schema.explicit-cast"), branch)
             table = Table(path, existing, options, storage_options, io)
             table.arrow_schema()  # a type paimon_ds cannot write (BLOB) is named before the data is compared
             table.check_write_schema(arrow_schema, options)
@@ -126,9 +127,9 @@ class Table:
     def check_write_schema(self, arrow_schema: pa.Schema, options: Mapping[str, str]) -> None:
         for key, stored in (("partition", list(self.schema.partition_keys)),
                             ("primary-key", list(self.schema.primary_keys))):
-            if key in options and parse_list(options[key]) != stored:
+            if key in options and Options(options).get(key) != stored:
                 raise OptionError(f"option {key}={options[key]!r} differs from the table's {key} {stored}")
-        if "bucket" in options and int(options["bucket"]) != int(self.schema.options.get("bucket", "-1")):
+        if "bucket" in options and Options(options).get("bucket") != Options(self.schema.options).get("bucket"):
             raise OptionError(f"option bucket={options['bucket']} differs from the table's bucket "
                               f"{self.schema.options.get('bucket', '-1')} (rescaling is not supported)")
         incoming, _ = fields_from_arrow(arrow_schema)
@@ -157,7 +158,7 @@ class Table:
 
     @property
     def bucket(self) -> int:
-        return int(self.options.get("bucket"))
+        return self.options.get("bucket")
 
     @property
     def partition_keys(self) -> list[str]:
