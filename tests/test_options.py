@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
+import paimon_ds.options as options_module
+from paimon_ds.fs import FileIO
 from paimon_ds.options import (
     OPTIONS,
     OptionError,
@@ -221,3 +225,31 @@ def test_typed_access_defaults_and_overrides() -> None:
     assert over.get("target-file-size") == 2 << 20 and over.get("scan.snapshot-id") == 7
     assert over.get("bucket") == 3  # a None override leaves the stored value
     assert opts.get("scan.snapshot-id") is None  # the original is untouched
+
+
+def test_own_storage_keys_are_storage_options_out_of_the_schema() -> None:
+    given = {"bucket": "2", "paimon_ds.s3.conditional-writes": "false", "paimon_ds.s3.single-writer": "true",
+             "s3.conditional-writes": "false", "s3.single-writer": "true"}
+    assert table_options(given) == {"bucket": "2"}
+    validate(given)
+    with pytest.raises(OptionError, match="'paimon_ds.s3.conditional-writes'"):
+        validate({"paimon_ds.s3.conditional-writes": "maybe"})
+    with pytest.raises(OptionError, match="'paimon_ds.s3.single-writer'"):
+        FileIO("/tmp", {"paimon_ds.s3.single-writer": "yes"})
+
+
+def test_old_s3_commit_keys_still_work_with_one_warning(tmp_path, caplog, monkeypatch) -> None:
+    monkeypatch.setattr(options_module, "_warned_deprecated", set())
+    with caplog.at_level(logging.WARNING, logger="paimon_ds.options"):
+        io = FileIO(str(tmp_path), {"s3.conditional-writes": "FALSE", "s3.single-writer": "true"})
+        FileIO(str(tmp_path), {"s3.conditional-writes": "true"})
+    assert (io.conditional_writes, io.single_writer) == ("false", True)
+    warned = [r.getMessage() for r in caplog.records]
+    assert warned == [
+        "option 's3.conditional-writes' is deprecated: use 'paimon_ds.s3.conditional-writes' "
+        "(the old name still works)",
+        "option 's3.single-writer' is deprecated: use 'paimon_ds.s3.single-writer' (the old name still works)",
+    ]
+    # the new names win over the old, and their defaults are the ones commits used before
+    io = FileIO(str(tmp_path), {"s3.single-writer": "true", "paimon_ds.s3.single-writer": "false"})
+    assert (io.conditional_writes, io.single_writer) == ("auto", False)
