@@ -180,7 +180,10 @@ def race_worker(path: str, user: str, commits: int, workdir: Path) -> None:
 def race(workdir: Path, path: str, opts: dict[str, str]) -> list[dict]:
     """PROCS processes x COMMITS commits into one table, released together once all are ready."""
     workdir.mkdir()
-    env = dict(os.environ, **{OPTIONS_ENV: json.dumps(opts)})
+    # PYTHONPATH: the processes import the paimon_ds under test (this checkout), not whichever one is installed
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ, **{OPTIONS_ENV: json.dumps(opts)},
+               PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
     procs = [subprocess.Popen([sys.executable, __file__, path, f"proc{j}", str(COMMITS), str(workdir)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
              for j in range(PROCS)]
