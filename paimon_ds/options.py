@@ -309,7 +309,8 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "Cost of opening a file, in bytes, when packing splits."),
     Option("scan.snapshot-id", None, parse_long, "Read this snapshot (time travel).", table=False),
     Option("scan.timestamp-millis", None, parse_long,
-           "Read the latest snapshot committed at or before this epoch millis.", table=False),
+           "Read the latest snapshot committed at or before this epoch millis.", table=False,
+           fallback_keys=("log.scan.timestamp-millis",)),
     Option("scan.tag-name", None, str, "Read the snapshot a tag points to.", table=False),
     Option("branch", "main", str, "The branch a read or write uses (Paimon 1.x: `branch/branch-<name>/` holds its "
            "schemas, snapshots and tags; data files are shared); main is the table itself.", table=False),
@@ -369,14 +370,15 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("compaction.min.file-num", 5, _positive_int,
            "Append tables: compaction rewrites small files once this many are in a row (streams, paimon_ds.compact)."),
     Option("write-only", False, parse_bool, "Writers never compact (leave it to paimon_ds.compact); "
-           "streaming writes then do not compact either."),
+           "streaming writes then do not compact either.", fallback_keys=("write.compaction-skip",)),
     Option("deletion-vectors.merge-on-read", False, parse_bool, "Deletion-vector primary-key tables: batch reads "
            "merge level 0 in instead of skipping it (Paimon 2.0)."),
     Option("index-file-in-data-file-dir", False, parse_bool, "Hash index and deletion-vector files go in the bucket's "
            "data directory instead of `index/` (Paimon 1.x; fixed when the table is created)."),
     Option("scan.mode", "default", enum_parser(*STARTUP_MODES),
            "Streaming reads: where a new query starts: latest-full (default: the table, "
-           "then its changes), latest, from-snapshot, from-snapshot-full, from-timestamp.", table=False),
+           "then its changes), latest, from-snapshot, from-snapshot-full, from-timestamp.", table=False,
+           fallback_keys=("log.scan",)),
     Option("read.stream.maxFilesPerTrigger", None, _positive_int,
            "Streaming reads: at most this many files per micro-batch (Spark 4.2+).", table=False),
     Option("read.stream.maxRowsPerTrigger", None, _positive_long,

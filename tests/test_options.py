@@ -195,6 +195,8 @@ def test_pattern_options_and_fallback_keys() -> None:
     assert opts.get("fields.other.list-agg-delimiter") == ","  # the family's default
     assert opts.get("ignore-delete") is True  # read under Paimon's fallback key
     assert Options({"ignore-delete": "false", "partial-update.ignore-delete": "true"}).get("ignore-delete") is False
+    assert Options({"write.compaction-skip": "true"}).get("write-only") is True  # Paimon's old name of write-only
+    assert Options({"log.scan": "LATEST"}).get("scan.mode") == "latest"
     with pytest.raises(KeyError):
         opts.get("no-such-option")
 
