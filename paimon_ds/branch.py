@@ -24,6 +24,7 @@ import os
 
 from .errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, PaimonDsError
 from .fs import FileIO
+from .options import Options
 from .schema import SchemaManager, TableNotFound, TableSchema
 from .snapshot import SnapshotManager
 
@@ -177,7 +178,7 @@ class BranchManager:
         """Paimon refuses to delete the branch that main's scan.fallback-branch (or scan.primary-branch) names."""
         main = self.schemas(MAIN_BRANCH).latest()
         for key in ("scan.fallback-branch", "scan.primary-branch"):
-            if main is not None and main.options.get(key) == name:
+            if main is not None and Options(main.options).get(key) == name:
                 raise BranchError(f"cannot {action} branch {name!r} because it is configured as {key!r}; "
                                   f"unset {key!r} first")
 

@@ -18,7 +18,7 @@ import pyarrow as pa
 from .branch import MAIN_BRANCH, normalize_branch
 from .errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, PaimonDsError
 from .fs import FileIO
-from .options import parse_list, table_options, validate
+from .options import Options, table_options, validate
 from .schema import SchemaManager, TableSchema
 from .schema_change import commit_changes
 from .table import Table, TableNotFound
@@ -157,8 +157,8 @@ class Catalog:
             raise CatalogError(f"a table is created on its main branch, not on branch {options['branch']!r}: "
                                "create the table, then the branch (paimon_ds.procedures.create_branch)")
         # keys may also come as options, as in a write's first commit
-        partition_keys = list(partition_keys) or parse_list(options.get("partition", ""))
-        primary_keys = list(primary_keys) or parse_list(options.get("primary-key", ""))
+        partition_keys = list(partition_keys) or Options(options).get("partition") or []
+        primary_keys = list(primary_keys) or Options(options).get("primary-key") or []
         path = self.table_path(ident)
         if self.table_exists(ident):
             if ignore_if_exists:

@@ -2,7 +2,8 @@
 
 Local disk creates through a hard link. S3 creates with a conditional PUT (`If-None-Match: *`), so exactly
 one of two racing committers gets `snapshot-N` without any lock; a store that ignores the condition is
-found by a probe and refused (see `s3.conditional-writes` and `s3.single-writer` in storage.py).
+found by a probe and refused (see `paimon_ds.s3.conditional-writes` and `paimon_ds.s3.single-writer` in
+storage.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 from .errors import EXIT_STORAGE, PaimonDsError
-from .storage import SINGLE_WRITER, commit_settings, fsspec_options, is_storage_key, protocol_of
+from .options import Options
+from .storage import CONDITIONAL_WRITES, SINGLE_WRITER, fsspec_options, is_storage_key, protocol_of
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +65,9 @@ class FileIO:
         self.is_local = self.protocol in ("file", "local")
         self.is_s3 = protocol_of(path) in ("s3", "s3a", "s3n")
         self.root = root.rstrip("/") if root != "/" else root
-        self.conditional_writes, self.single_writer = commit_settings(self.storage_options)
+        commit_settings = Options(self.storage_options)
+        self.conditional_writes = commit_settings.get(CONDITIONAL_WRITES)  # auto | true | false
+        self.single_writer = commit_settings.get(SINGLE_WRITER)
         self._other_fs: dict[str, Any] = {}
 
     def locate(self, path: str) -> tuple[Any, str, bool]:

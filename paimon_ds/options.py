@@ -8,6 +8,7 @@ option name would otherwise be silently ignored.
 from __future__ import annotations
 
 import difflib
+import logging
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -15,7 +16,13 @@ from importlib import resources
 from typing import Any
 
 from .errors import EXIT_BAD_INPUT, PaimonDsError
-from .storage import is_storage_key
+from .storage import (
+    CONDITIONAL_WRITES,
+    DEPRECATED_CONDITIONAL_WRITES,
+    DEPRECATED_SINGLE_WRITER,
+    SINGLE_WRITER,
+    is_storage_key,
+)
 
 
 class OptionError(PaimonDsError, ValueError):
@@ -24,42 +31,129 @@ class OptionError(PaimonDsError, ValueError):
     exit_code = EXIT_BAD_INPUT
 
 
-_SIZE_UNITS = {"b": 1, "kb": 1 << 10, "k": 1 << 10, "mb": 1 << 20, "m": 1 << 20, "gb": 1 << 30, "g": 1 << 30,
-               "tb": 1 << 40, "t": 1 << 40, "bytes": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30}
+# ----------------------------------------------------------------- values, as Java Paimon parses them
+# Each parser gives what Paimon's (org.apache.paimon.options) gives for the same text, or refuses what it
+# refuses: a value one side takes and the other refuses would break a table's other readers.
+
+JAVA_LONG_MAX = 2**63 - 1
+JAVA_INT_MIN, JAVA_INT_MAX = -(2**31), 2**31 - 1
+# Java's String.trim() removes every character up to U+0020 (controls included), and nothing else.
+_JAVA_TRIMMED = "".join(chr(c) for c in range(0x21))
+
+# MemorySize.MemoryUnit: the unit names Paimon takes (lower-cased), and bytes per unit.
+_SIZE_UNITS = {unit: 1 << shift for names, shift in (
+    (("b", "bytes"), 0), (("k", "kb", "kibibytes"), 10), (("m", "mb", "mebibytes"), 20),
+    (("g", "gb", "gibibytes"), 30), (("t", "tb", "tebibytes"), 40)) for unit in names}
+
+# TimeUtils' labels (lower-cased; plural forms only where Paimon has them: `mins` and `us` are refused),
+# and nanoseconds per unit.
+_NANOS_PER_MS = 1_000_000
+_NANOS_PER_S = 1_000_000_000
+_DURATION_UNITS = {label: nanos for labels, nanos in (
+    (("d", "day", "days"), 86_400 * _NANOS_PER_S), (("h", "hour", "hours"), 3_600 * _NANOS_PER_S),
+    (("min", "m", "minute", "minutes"), 60 * _NANOS_PER_S),
+    (("s", "sec", "secs", "second", "seconds"), _NANOS_PER_S),
+    (("ms", "milli", "millis", "millisecond", "milliseconds"), _NANOS_PER_MS),
+    (("\u00b5s", "micro", "micros", "microsecond", "microseconds"), 1_000),
+    (("ns", "nano", "nanos", "nanosecond", "nanoseconds"), 1)) for label in labels}
+
+
+def _number_and_unit(text: str, what: str) -> tuple[int, str]:
+    """The leading ASCII digits of ``text`` (trimmed as Java trims) as a 64-bit count, and the rest, trimmed
+    and lower-cased: MemorySize.parseBytes and TimeUtils.parseDuration split a value the same way."""
+    trimmed = str(text).strip(_JAVA_TRIMMED)
+    if not trimmed:
+        raise ValueError(f"not a {what}: {text!r} is empty")
+    digits = re.match(r"[0-9]*", trimmed).group()
+    if not digits:
+        raise ValueError(f"not a {what}: {text!r} does not start with a number (no sign, no fraction)")
+    value = int(digits)
+    if value > JAVA_LONG_MAX:
+        raise ValueError(f"not a {what}: {digits} does not fit a 64-bit number")
+    # str.lower agrees with Java's toLowerCase on every character that lower-cases to a unit's letters
+    return value, trimmed[len(digits):].strip(_JAVA_TRIMMED).lower()
 
 
 def parse_memory_size(text: str) -> int:
-    m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", str(text))
-    if not m or m.group(2).lower() not in _SIZE_UNITS | {"": 1}:
-        raise ValueError(f"not a memory size: {text!r} (use e.g. 128mb)")
-    return int(m.group(1)) * _SIZE_UNITS.get(m.group(2).lower(), 1)
+    """A size in bytes, as Paimon's MemorySize.parse reads one: digits, then maybe a unit (b, bytes, k, kb,
+    kibibytes, m, mb, mebibytes, g, gb, gibibytes, t, tb, tebibytes; any case; powers of 1024)."""
+    value, unit = _number_and_unit(text, "memory size")
+    if unit and unit not in _SIZE_UNITS:
+        raise ValueError(f"not a memory size: {text!r} (unit {unit!r} is not one of Paimon's: b, k, m, g, t, "
+                         "kb, mb, gb, tb, bytes, kibibytes, mebibytes, gibibytes, tebibytes)")
+    size = value * _SIZE_UNITS.get(unit, 1)
+    # Java checks its wrapped product by dividing it back; with a power-of-two unit that refuses exactly
+    # the products above Long.MAX_VALUE
+    if size > JAVA_LONG_MAX:
+        raise ValueError(f"not a memory size: {text!r} is more bytes than a 64-bit number holds")
+    return size
+
+
+def parse_duration(text: str) -> int:
+    """A duration as Paimon's TimeUtils.parseDuration reads one, in nanoseconds: digits, then maybe a unit
+    (d, h, min/m, s, ms, µs (U+00B5), ns, or day(s), hour(s), minute(s), sec(s), second(s), milli(s), micro(s),
+    nano(s)...; any case); a bare number is milliseconds. Java's Duration holds whole seconds in a long
+    plus nanoseconds; a Python int holds that exactly, so nothing is rounded here."""
+    value, unit = _number_and_unit(text, "duration")
+    if unit and unit not in _DURATION_UNITS:
+        raise ValueError(f"not a duration: {text!r} (unit {unit!r} is not one of Paimon's: d, h, min, m, s, ms, "
+                         "µs, ns, day(s), hour(s), minute(s), sec(s), second(s), milli(s), micro(s), nano(s)...)")
+    nanos = value * _DURATION_UNITS[unit or "ms"]
+    if nanos // _NANOS_PER_S > JAVA_LONG_MAX:  # Duration.of(n, DAYS/HOURS/MINUTES) overflows its seconds
+        raise ValueError(f"not a duration: {text!r} is more seconds than a 64-bit number holds")
+    return nanos
+
+
+def parse_duration_ms(text: str) -> int:
+    """A duration (parse_duration) in whole milliseconds, as Paimon's callers take it (Duration.toMillis):
+    truncated, so `500 µs` is 0 ms; refused where toMillis would overflow a long."""
+    millis = parse_duration(text) // _NANOS_PER_MS
+    if millis > JAVA_LONG_MAX:
+        raise ValueError(f"not a duration: {text!r} is more milliseconds than a 64-bit number holds")
+    return millis
 
 
 def parse_bool(text: str) -> bool:
-    low = str(text).strip().lower()
-    if low in ("true", "false"):
-        return low == "true"
+    """true or false in any case, nothing else (not even surrounding spaces), as Paimon's options take them."""
+    upper = str(text).upper()
+    if upper in ("TRUE", "FALSE"):
+        return upper == "TRUE"
     raise ValueError(f"not a boolean: {text!r} (use true or false)")
 
 
-_DURATION_MS = {
-    "d": 86_400_000, "day": 86_400_000, "h": 3_600_000, "hour": 3_600_000, "min": 60_000, "m": 60_000,
-    "minute": 60_000, "s": 1000, "sec": 1000, "second": 1000, "ms": 1, "milli": 1, "millisecond": 1,
-    "us": 1e-3, "µs": 1e-3, "micro": 1e-3, "microsecond": 1e-3, "ns": 1e-6, "nano": 1e-6, "nanosecond": 1e-6,
-}
+def _java_integer(text: str, low: int, high: int, what: str) -> int:
+    # Integer.parseInt / Long.parseLong: an optional sign and decimal digits (any script's), no spaces
+    # or underscores, which Python's int() would take
+    if not re.fullmatch(r"[+-]?\d+", str(text)):
+        raise ValueError(f"not {what}: {text!r}")
+    value = int(text)
+    if not low <= value <= high:
+        raise ValueError(f"not {what}: {text!r} is out of range")
+    return value
 
 
-def parse_duration_ms(text: str) -> float:
-    """A duration as Paimon's TimeUtils reads one (`1 d`, `12 h`, `30 min`, `10 s`, `500 ms`, plural units
-    too; a bare number is milliseconds), in milliseconds."""
-    m = re.fullmatch(r"\s*(\d+)\s*([^\d\s]*)\s*", str(text))
-    unit = m.group(2).lower() if m else ""
-    if unit.endswith("s") and unit[:-1] in _DURATION_MS and unit not in _DURATION_MS:
-        unit = unit[:-1]
-    if not m or (unit and unit not in _DURATION_MS):
-        raise ValueError(f"not a duration: {text!r} (use e.g. 30 min, 1 h, 7 d)")
-    value = int(m.group(1)) * (_DURATION_MS[unit] if unit else 1)
-    return int(value) if value == int(value) else value
+def parse_int(text: str) -> int:
+    """A 32-bit integer, as Paimon's int options take it (Integer.parseInt)."""
+    return _java_integer(text, JAVA_INT_MIN, JAVA_INT_MAX, "a 32-bit integer")
+
+
+def parse_long(text: str) -> int:
+    """A 64-bit integer, as Paimon's long options take it (Long.parseLong)."""
+    return _java_integer(text, -JAVA_LONG_MAX - 1, JAVA_LONG_MAX, "a 64-bit integer")
+
+
+def enum_parser(*values: str) -> Callable[[str], str]:
+    """A parser of one of ``values``, matched as Paimon matches an enum option (its value upper-cased against
+    each constant's, so in any case, spaces not trimmed); it gives the value as Paimon spells it."""
+    by_upper = {v.upper(): v for v in values}
+
+    def parse(text: str) -> str:
+        value = by_upper.get(str(text).upper())
+        if value is None:
+            raise ValueError(f"{text!r} is not one of {', '.join(values)}")
+        return value
+
+    return parse
 
 
 def parse_list(text: str) -> list[str]:
@@ -67,21 +161,28 @@ def parse_list(text: str) -> list[str]:
 
 
 def _max_buckets(text: str) -> int:
-    v = int(text)
+    v = parse_int(text)
     if v != -1 and v <= 0:
         raise ValueError(f"must be -1 (no limit) or positive, got {v}")
     return v
 
 
 def _positive_int(text: str) -> int:
-    v = int(text)
+    v = parse_int(text)
+    if v <= 0:
+        raise ValueError(f"must be positive, got {v}")
+    return v
+
+
+def _positive_long(text: str) -> int:
+    v = parse_long(text)
     if v <= 0:
         raise ValueError(f"must be positive, got {v}")
     return v
 
 
 def _bucket(text: str) -> int:
-    v = int(text)
+    v = parse_int(text)
     if v == 0 or v < -2:
         raise ValueError(f"bucket must be -1 (unaware/dynamic) or a positive number of buckets, got {v}")
     return v
@@ -131,7 +232,7 @@ def parse_external_strategy(text: str) -> str:
 
 
 def parse_external_weights(text: str) -> list[int]:
-    weights = [int(w) for w in parse_list(text)]
+    weights = [parse_int(w) for w in parse_list(text)]
     if not weights or any(w <= 0 for w in weights):
         raise ValueError(f"weights must be positive integers, got {text!r}")
     return weights
@@ -144,6 +245,23 @@ class Option:
     parse: Callable[[str], Any]
     doc: str
     table: bool = True  # stored in the schema file; False for per-job read/write options
+    fallback_keys: tuple[str, ...] = ()  # Paimon's other names of the option (withFallbackKeys), read in order
+    deprecated_keys: tuple[str, ...] = ()  # paimon_ds's old names, still read, with a warning once
+    shown_default: str | None = None  # the default as a user writes it, where the parsed one reads worse
+
+    @property
+    def is_pattern(self) -> bool:
+        """A family of keys (`fields.#.aggregate-function`): `#` stands for a name, e.g. a column's."""
+        return "#" in self.key
+
+
+MERGE_ENGINES = ("deduplicate", "partial-update", "aggregation", "first-row")
+CHANGELOG_PRODUCERS = ("none", "input", "full-compaction", "lookup")
+# Paimon's StartupMode values (0.9 and 1.x); paimon_ds streams from some (operation/stream.py)
+STARTUP_MODES = ("default", "latest-full", "full", "latest", "latest-delta", "compacted-full", "from-timestamp",
+                 "from-creation-timestamp", "from-file-creation-time", "from-snapshot", "from-snapshot-full",
+                 "incremental")
+CONDITIONAL_WRITE_MODES = ("auto", "true", "false")
 
 
 OPTIONS: dict[str, Option] = {o.key: o for o in [
@@ -155,7 +273,7 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("file.format", "parquet", _file_format, "Data file format: parquet, orc or avro (read by each "
            "file's extension, so a table whose format changed reads every file)."),
     Option("file.compression", "zstd", str, "Compression codec of data files (Avro: zstd, else snappy)."),
-    Option("file.compression.zstd-level", 1, int, "Zstandard level for data files."),
+    Option("file.compression.zstd-level", 1, parse_int, "Zstandard level for data files."),
     Option("file.format.per.level", None, _level_map, "Data file format per LSM level, e.g. `0:avro,5:parquet` "
            "(levels not named use `file.format`)."),
     Option("file.compression.per.level", None, _level_map, "Compression per LSM level, e.g. `0:lz4,5:zstd`."),
@@ -184,17 +302,19 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("data-file.external-paths.weights", None, parse_external_weights,
            "Weights of the external roots, in their order, for the weight-robin strategy (e.g. `1,3`)."),
     Option("partition.default-name", "__DEFAULT_PARTITION__", str, "Directory name of a null partition value."),
-    Option("commit.max-retries", 10, int, "Attempts to commit a snapshot when other writers win the race."),
+    Option("commit.max-retries", 10, parse_int, "Attempts to commit a snapshot when other writers win the race."),
     Option("commit.user-prefix", None, str, "Prefix of the commit user recorded in snapshots.", table=False),
     Option("source.split.target-size", 128 << 20, parse_memory_size, "Target size of one read split."),
     Option("source.split.open-file-cost", 4 << 20, parse_memory_size,
            "Cost of opening a file, in bytes, when packing splits."),
-    Option("scan.snapshot-id", None, int, "Read this snapshot (time travel).", table=False),
-    Option("scan.timestamp-millis", None, int, "Read the latest snapshot committed at or before this epoch millis.",
-           table=False),
+    Option("scan.snapshot-id", None, parse_long, "Read this snapshot (time travel).", table=False),
+    Option("scan.timestamp-millis", None, parse_long,
+           "Read the latest snapshot committed at or before this epoch millis.", table=False,
+           fallback_keys=("log.scan.timestamp-millis",)),
     Option("scan.tag-name", None, str, "Read the snapshot a tag points to.", table=False),
     Option("branch", "main", str, "The branch a read or write uses (Paimon 1.x: `branch/branch-<name>/` holds its "
            "schemas, snapshots and tags; data files are shared); main is the table itself.", table=False),
+    Option("scan.primary-branch", None, str, "Refused (not supported by paimon_ds): use scan.fallback-branch."),
     Option("scan.fallback-branch", None, str, "Batch reads: partitions this branch lacks are read from that branch "
            "(same column types required); streaming reads see this branch only."),
     Option("write.merge-schema", False, parse_bool,
@@ -207,29 +327,65 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("dynamic-partition-overwrite", False, parse_bool,
            "true: mode('overwrite') on a partitioned table replaces only the partitions written (the same as "
            "option partitionOverwriteMode=dynamic); false replaces the whole table.", table=False),
-    Option("merge-engine", "deduplicate", str,
+    Option("merge-engine", "deduplicate", enum_parser(*MERGE_ENGINES),
            "Primary-key tables: deduplicate, partial-update, aggregation or first-row."),
+    Option("changelog-producer", "none", enum_parser(*CHANGELOG_PRODUCERS),
+           "Primary-key tables: none, input (writers also write their input as changelog files), lookup or "
+           "full-compaction; streaming reads of a table with one read its changelog files."),
+    Option("sequence.field", None, parse_list, "Primary-key tables: comma-separated columns that order the rows of "
+           "a key instead of the write order (the greatest wins)."),
+    Option("rowkind.field", None, str, "Primary-key tables: a string column holding each input row's kind "
+           "(+I, -U, +U, -D)."),
+    Option("ignore-delete", False, parse_bool, "Primary-key tables: writers drop delete and update-before rows.",
+           fallback_keys=("first-row.ignore-delete", "deduplicate.ignore-delete", "partial-update.ignore-delete")),
+    Option("partial-update.remove-record-on-delete", False, parse_bool,
+           "Partial-update tables: a delete row removes the key's row (update-before rows are ignored)."),
+    Option("fields.default-aggregate-function", None, str,
+           "Aggregation tables: the function of columns without their own (unset: last_non_null_value)."),
+    Option("fields.#.aggregate-function", None, str, "Aggregation tables: the function of column # (sum, product, "
+           "min, max, last_value, last_non_null_value, first_value, first_non_null_value, bool_and, bool_or, "
+           "listagg)."),
+    Option("fields.#.ignore-retract", False, parse_bool,
+           "Aggregation tables: column # ignores delete and update-before rows."),
+    Option("fields.#.list-agg-delimiter", ",", str, "Aggregation tables: the delimiter of column #'s listagg."),
+    Option("fields.#.distinct", False, parse_bool, "Aggregation tables: column #'s listagg keeps each value once."),
+    Option("fields.#.sequence-group", None, parse_list,
+           "Partial-update sequence groups: refused by paimon_ds's writers (not supported yet)."),
+    Option("deletion-vectors.enabled", False, parse_bool, "Primary-key tables: compaction marks replaced rows in "
+           "deletion vectors, and batch reads skip level 0 instead of merging keys."),
     Option("write-buffer-spillable", True, parse_bool,
            "Primary-key tables: a full write buffer spills sorted runs to local disk."),
     Option("num-sorted-run.compaction-trigger", 5, _positive_int,
            "Universal compaction starts when a bucket has more sorted runs."),
+    Option("num-sorted-run.stop-trigger", None, _positive_int, "Writers wait for compaction once a bucket has "
+           "this many sorted runs (unset: the compaction trigger + 3; never below the compaction trigger)."),
+    Option("num-levels", None, _positive_int,
+           "LSM levels of a primary-key bucket (unset: the compaction trigger + 1)."),
+    Option("compaction.max-size-amplification-percent", 200, parse_int, "Universal compaction compacts every "
+           "run once the runs above the oldest are this percentage of its size."),
+    Option("compaction.size-ratio", 1, parse_int, "Universal compaction: percentage of size a run may exceed the "
+           "runs before it by and still be compacted with them."),
+    Option("full-compaction.delta-commits", None, parse_int,
+           "Primary-key tables: writers compact fully every this many commits."),
     Option("compaction.min.file-num", 5, _positive_int,
            "Append tables: compaction rewrites small files once this many are in a row (streams, paimon_ds.compact)."),
     Option("write-only", False, parse_bool, "Writers never compact (leave it to paimon_ds.compact); "
-           "streaming writes then do not compact either."),
+           "streaming writes then do not compact either.", fallback_keys=("write.compaction-skip",)),
     Option("deletion-vectors.merge-on-read", False, parse_bool, "Deletion-vector primary-key tables: batch reads "
            "merge level 0 in instead of skipping it (Paimon 2.0)."),
     Option("index-file-in-data-file-dir", False, parse_bool, "Hash index and deletion-vector files go in the bucket's "
            "data directory instead of `index/` (Paimon 1.x; fixed when the table is created)."),
-    Option("scan.mode", "default", str, "Streaming reads: where a new query starts: latest-full (default: the table, "
-           "then its changes), latest, from-snapshot, from-snapshot-full, from-timestamp.", table=False),
+    Option("scan.mode", "default", enum_parser(*STARTUP_MODES),
+           "Streaming reads: where a new query starts: latest-full (default: the table, "
+           "then its changes), latest, from-snapshot, from-snapshot-full, from-timestamp.", table=False,
+           fallback_keys=("log.scan",)),
     Option("read.stream.maxFilesPerTrigger", None, _positive_int,
            "Streaming reads: at most this many files per micro-batch (Spark 4.2+).", table=False),
-    Option("read.stream.maxRowsPerTrigger", None, _positive_int,
+    Option("read.stream.maxRowsPerTrigger", None, _positive_long,
            "Streaming reads: at most this many rows per micro-batch (Spark 4.2+).", table=False),
-    Option("read.stream.maxBytesPerTrigger", None, _positive_int,
+    Option("read.stream.maxBytesPerTrigger", None, _positive_long,
            "Streaming reads: at most this many bytes of files per micro-batch (Spark 4.2+).", table=False),
-    Option("dynamic-bucket.target-row-num", 2_000_000, _positive_int,
+    Option("dynamic-bucket.target-row-num", 2_000_000, _positive_long,
            "Dynamic-bucket tables (bucket=-1): keys per bucket before a new bucket opens."),
     Option("dynamic-bucket.initial-buckets", None, _positive_int,
            "Dynamic-bucket tables: buckets a partition's new keys spread over at first (writes without a shuffle: "
@@ -244,8 +400,8 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "Cross-partition upsert tables: page cache of each assigner's on-disk key index."),
     Option("snapshot.num-retained.min", 10, _positive_int, "Expiry keeps at least this many snapshots."),
     Option("snapshot.num-retained.max", 2**31 - 1, _positive_int, "Expiry keeps at most this many snapshots."),
-    Option("snapshot.time-retained", "1 h", parse_duration_ms,
-           "Expiry removes snapshots older than this, beyond snapshot.num-retained.min."),
+    Option("snapshot.time-retained", 3_600_000, parse_duration_ms,
+           "Expiry removes snapshots older than this, beyond snapshot.num-retained.min.", shown_default="1 h"),
     Option("paimon_ds.row-kind-column", None, str, "Reads: add a leading string column of this name with each "
            "row's kind (+I, -U, +U, -D), as Paimon's `$audit_log` table.", table=False),
     Option("row-tracking.enabled", False, parse_bool, "Append tables with bucket=-1 (Paimon 1.x): every row gets a "
@@ -256,9 +412,21 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "columns of existing rows; reads merge the files of a row-id range, each column from the newest file."),
     Option("paimon_ds.row-tracking-columns", False, parse_bool, "Reads of row-tracking tables: add `_ROW_ID` and "
            "`_SEQUENCE_NUMBER` columns, as Paimon's `$row_tracking` table.", table=False),
+    Option(CONDITIONAL_WRITES, "auto", enum_parser(*CONDITIONAL_WRITE_MODES), "Storage option, S3 commits: "
+           "whether the store honours conditional writes (If-None-Match): auto probes it once, true trusts it, "
+           "false refuses commits unless single-writer (old name `s3.conditional-writes`, deprecated).",
+           table=False, deprecated_keys=(DEPRECATED_CONDITIONAL_WRITES,)),
+    Option(SINGLE_WRITER, False, parse_bool, "Storage option, S3 commits: true if one job at a time commits to the "
+           "table, so a store without conditional writes may commit (old name `s3.single-writer`, deprecated).",
+           table=False, deprecated_keys=(DEPRECATED_SINGLE_WRITER,)),
 ]}
 # Spark lower-cases option keys: the camel-case keys of Paimon's Spark connector arrive lower-cased.
-_OPTIONS_BY_LOWER = {k.lower(): o for k, o in OPTIONS.items()}
+_OPTIONS_BY_LOWER = {k.lower(): o for k, o in OPTIONS.items() if not o.is_pattern}
+# Other names an option is read under: Paimon's fallback keys and paimon_ds's deprecated ones.
+_OPTIONS_BY_OTHER_NAME = {name: o for o in OPTIONS.values() for name in (*o.fallback_keys, *o.deprecated_keys)}
+_OPTION_PATTERNS = [(re.compile(re.escape(o.key).replace("\\#", ".+")), o) for o in OPTIONS.values() if o.is_pattern]
+_log = logging.getLogger(__name__)
+_warned_deprecated: set[str] = set()
 
 # Keys that configure this package or the path, never stored in the table.
 LOCAL_KEYS = {"path"}
@@ -276,10 +444,26 @@ def _known_paimon_keys() -> tuple[frozenset[str], list[re.Pattern[str]]]:
 _PAIMON_KEYS, _PAIMON_PATTERNS = _known_paimon_keys()
 
 
+def option_for(key: str) -> Option | None:
+    """The registered option ``key`` names (itself, lower-cased by Spark, one of its other names, or a key of
+    a family such as `fields.price.aggregate-function`), or None."""
+    option = OPTIONS.get(key) or _OPTIONS_BY_LOWER.get(key.lower()) or _OPTIONS_BY_OTHER_NAME.get(key)
+    if option is not None and not option.is_pattern:
+        return option
+    return next((o for p, o in _OPTION_PATTERNS if p.fullmatch(key)), None)
+
+
 def is_known_key(key: str) -> bool:
-    return (key in OPTIONS or key.lower() in _OPTIONS_BY_LOWER or key in LOCAL_KEYS or key in _PAIMON_KEYS
+    return (option_for(key) is not None or key in LOCAL_KEYS or key in _PAIMON_KEYS
             or key.startswith(_PREFIXES)
             or any(p.fullmatch(key) for p in _PAIMON_PATTERNS))
+
+
+def _parsed(option: Option, key: str, value: str) -> Any:
+    try:
+        return option.parse(value)
+    except (ValueError, TypeError) as e:
+        raise OptionError(f"invalid value {value!r} for option {key!r}: {e}") from None
 
 
 def validate(options: Mapping[str, str]) -> None:
@@ -289,25 +473,36 @@ def validate(options: Mapping[str, str]) -> None:
             near = difflib.get_close_matches(key, list(OPTIONS) + sorted(_PAIMON_KEYS), n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
             raise OptionError(f"unknown option {key!r}{hint}")
-        option = OPTIONS.get(key) or _OPTIONS_BY_LOWER.get(key.lower())
+        option = option_for(key)
         if option is not None and value is not None:
-            try:
-                option.parse(value)
-            except (ValueError, TypeError) as e:
-                raise OptionError(f"invalid value {value!r} for option {key!r}: {e}") from None
+            _parsed(option, key, value)
 
 
 class Options:
     """Typed access to a table's options (stored options overlaid with per-job ones)."""
 
-    def __init__(self, raw: Mapping[str, str]) -> None:
+    def __init__(self, raw: Mapping[str, Any]) -> None:
         self.raw = {str(k): str(v) for k, v in raw.items() if v is not None}
 
     def get(self, key: str) -> Any:
-        opt = OPTIONS[key]
-        if key in self.raw:
-            return opt.parse(self.raw[key])
-        return opt.default
+        """The value of registered option ``key`` (a family's key names its member: `fields.a.distinct`),
+        parsed; its default when unset. An invalid value raises OptionError naming the key and the value."""
+        option = option_for(key)
+        if option is None or (option.key != key and not option.is_pattern):
+            raise KeyError(f"{key!r} is not a registered option (paimon_ds.options.OPTIONS)")
+        for name in (key, key.lower(), *option.fallback_keys, *option.deprecated_keys):
+            if name in self.raw:
+                if name in option.deprecated_keys and name not in _warned_deprecated:
+                    _warned_deprecated.add(name)
+                    _log.warning("option %r is deprecated: use %r (the old name still works)", name, option.key)
+                return _parsed(option, name, self.raw[name])
+        return option.default
+
+    def is_set(self, key: str) -> bool:
+        """Whether ``key`` (or one of its other names) is given, whatever its default."""
+        option = option_for(key)
+        names = (key, key.lower()) + ((*option.fallback_keys, *option.deprecated_keys) if option else ())
+        return any(name in self.raw for name in names)
 
     def with_overrides(self, extra: Mapping[str, str]) -> Options:
         return Options({**self.raw, **{k: v for k, v in extra.items() if v is not None}})
@@ -321,8 +516,14 @@ def table_options(options: Mapping[str, str]) -> dict[str, str]:
             if k not in skip and not k.startswith("paimon_ds.") and not is_storage_key(k)}
 
 
+def _shown(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def markdown_table() -> str:
+    """The README's table of options: key, default as a user writes it, meaning, other names read."""
     rows = ["| option | default | meaning |", "| --- | --- | --- |"]
     for o in OPTIONS.values():
-        rows.append(f"| `{o.key}` | `{o.default}` | {o.doc} |")
+        also = f" Also read as {', '.join(f'`{k}`' for k in o.fallback_keys)}." if o.fallback_keys else ""
+        rows.append(f"| `{o.key}` | `{_shown(o.shown_default or o.default)}` | {o.doc}{also} |")
     return "\n".join(rows)

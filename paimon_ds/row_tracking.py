@@ -78,7 +78,7 @@ def check_table(schema: TableSchema, options: Options) -> None:
     if schema.primary_keys:
         raise OptionError("row-tracking.enabled is for append tables: a table with a primary key cannot track rows "
                           "(Paimon refuses it)")
-    bucket = int(options.get("bucket"))
+    bucket = options.get("bucket")
     if bucket != -1:
         raise OptionError(f"row-tracking.enabled needs bucket = -1 (an unaware-bucket append table), not "
                           f"bucket = {bucket} (Paimon refuses it)")

@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from .errors import EXIT_NOT_FOUND, PaimonDsError
 from .fs import FileIO
+from .options import Options
 from .types import DataField, SchemaError, fields_from_arrow, to_arrow_schema
 
 SCHEMA_VERSION = 3
@@ -51,9 +52,9 @@ class TableSchema:
 
     @property
     def bucket_keys(self) -> list[str]:
-        keys = self.options.get("bucket-key")
+        keys = Options(self.options).get("bucket-key")
         if keys:
-            return [k.strip() for k in keys.split(",") if k.strip()]
+            return keys
         return [k for k in self.primary_keys if k not in self.partition_keys]
 
     def arrow_schema(self) -> pa.Schema:
@@ -96,7 +97,7 @@ class TableSchema:
         if len(set(n.lower() for n in names)) != len(names):
             raise SchemaError(f"duplicate column names in {names}")
         for what, keys in (("partition", partition_keys), ("primary-key", primary_keys),
-                           ("bucket-key", [k.strip() for k in options.get("bucket-key", "").split(",") if k.strip()])):
+                           ("bucket-key", Options(options).get("bucket-key") or [])):
             missing = [k for k in keys if k not in names]
             if missing:
                 raise SchemaError(f"{what} column(s) {missing} are not in the data (columns: {', '.join(names)})")
@@ -104,8 +105,7 @@ class TableSchema:
             # Paimon: primary-key columns are NOT NULL
             fields = [DataField(f.id, f.name, f.type.copy(False), f.description) if f.name in primary_keys else f
                       for f in fields]
-        bucket = int(options.get("bucket", "-1"))
-        if bucket > 0 and not primary_keys and not options.get("bucket-key"):
+        if Options(options).get("bucket") > 0 and not primary_keys and not options.get("bucket-key"):
             raise SchemaError("an append table with a fixed bucket count needs 'bucket-key' "
                               "(the columns whose hash picks the bucket)")
         return TableSchema(0, tuple(fields), highest, tuple(partition_keys), tuple(primary_keys),

@@ -44,7 +44,7 @@ from .branch import MAIN_BRANCH, branch_path, load_branch_schema
 from .casts.rules import INTEGERS, castable
 from .errors import EXIT_NOT_FOUND
 from .fs import FileIO
-from .options import LOCAL_KEYS, OPTIONS, OptionError, is_known_key, validate
+from .options import LOCAL_KEYS, OptionError, Options, is_known_key, option_for, validate
 from .schema import SCHEMA_VERSION, SchemaManager, TableNotFound, TableSchema
 from .schema_checks import KEY_FIELD_PREFIX, SYSTEM_FIELD_NAMES, is_reserved_name, schema_problems
 from .snapshot import SnapshotManager
@@ -214,7 +214,7 @@ class _State:
             raise OptionError(f"option key {key!r} is not valid")
         if key in ("primary-key", "partition"):
             raise OptionError(f"cannot {verb} option {key!r}: a table's {key} is fixed when it is created")
-        option = OPTIONS.get(key)
+        option = option_for(key)
         if key in LOCAL_KEYS or key.startswith("paimon_ds.") or (option is not None and not option.table):
             raise OptionError(f"{key!r} is a per-job read/write option, not a table option: pass it when "
                               "reading or writing instead")
@@ -237,7 +237,7 @@ class _State:
             raise OptionError(f"option {key!r} needs a value: use RemoveOption({key!r}) to remove it")
         value = str(c.value).lower() if isinstance(c.value, bool) else str(c.value)
         validate({key: value})
-        if key == "bucket" and self.has_snapshots and int(value) != int(self.options.get("bucket", "-1")):
+        if key == "bucket" and self.has_snapshots and Options({key: value}).get(key) != Options(self.options).get(key):
             raise OptionError(f"cannot change 'bucket' from {self.options.get('bucket', '-1')} to {value}: the "
                               "table holds data placed by the old bucket count, and rescaling it is not supported")
         self.options[key] = value

@@ -34,7 +34,7 @@ def check_writable(path: str, schema: TableSchema, options: Options) -> None:
     pk = list(schema.primary_keys)
     if not pk:
         return
-    bucket = int(options.get("bucket"))
+    bucket = options.get("bucket")
     missing = [k for k in schema.partition_keys if k not in pk]
     if missing and bucket != -1:
         # Paimon: a key that may move between partitions needs the global index of bucket=-1
@@ -42,7 +42,7 @@ def check_writable(path: str, schema: TableSchema, options: Options) -> None:
                           "table needs dynamic bucket mode, 'bucket' = '-1'")
     if bucket == -1:
         # dynamic bucket mode (Paimon's HASH_DYNAMIC): buckets come from the hash index
-        if schema.options.get("bucket-key") or options.raw.get("bucket-key"):
+        if Options(schema.options).get("bucket-key") or options.get("bucket-key"):
             raise OptionError("Cannot define 'bucket-key' with bucket -1, please specify a bucket number "
                               "(as Paimon refuses it)")
         options.get("dynamic-bucket.target-row-num")  # parsed here: an invalid value is refused before writing
@@ -56,14 +56,14 @@ def check_writable(path: str, schema: TableSchema, options: Options) -> None:
             raise OptionError(f"bucket-key column(s) {outside} must be part of the primary key {pk}")
     KeyValueLayout(schema).key_fields  # noqa: B018 - raises if only partition keys are primary keys
     KeyValueLayout(schema).sequence_fields  # noqa: B018 - raises naming a missing sequence.field
-    rowkind = options.raw.get("rowkind.field")
+    rowkind = options.get("rowkind.field")
     if rowkind:
         schema.field(rowkind)
     merge_engine(schema, options)
-    if options.raw.get("merge-engine") == "first-row" and schema.options.get("sequence.field"):
+    if options.get("merge-engine") == "first-row" and Options(schema.options).get("sequence.field"):
         raise OptionError("the first-row merge engine does not take a 'sequence.field' (as in Paimon): "
                           "the first row written wins")
-    producer = options.raw.get("changelog-producer", "none").lower()
+    producer = options.get("changelog-producer")
     if producer not in ("none", "input"):
         # Paimon's streaming readers of such a table read only changelog files: without them they would miss data.
         raise OptionError(f"changelog-producer={producer} is not supported for writing by this version of "
@@ -83,30 +83,31 @@ def schema_problems(schema: TableSchema) -> list[str]:
     reserved = [n for n in names if is_reserved_name(n)]
     if reserved:
         problems.append(f"column name(s) {reserved} are reserved by Paimon")
-    opts = schema.options
+    opts = Options(schema.options)
     for key in ("partition_keys", "primary_keys"):
         missing = [k for k in getattr(schema, key) if k not in names]
         if missing:
             problems.append(f"{key.replace('_', ' ')[:-1]} column(s) {missing} are not columns of the table")
-    bucket_key = parse_list(opts.get("bucket-key", ""))
+    bucket_key = opts.get("bucket-key") or []
     missing = [k for k in bucket_key if k not in names]
     if missing:
         problems.append(f"bucket-key column(s) {missing} are not columns of the table")
     if [k for k in bucket_key if k in schema.partition_keys]:
         problems.append(f"bucket-key {bucket_key} must not hold partition columns")
     try:
-        bucket = int(opts.get("bucket", "-1"))
-    except ValueError:
+        bucket = opts.get("bucket")
+    except OptionError:
         bucket = -1  # an invalid value is refused by the option check
     if bucket == -1 and bucket_key:
         problems.append("'bucket-key' needs a fixed bucket count ('bucket' > 0)")
     if bucket > 0 and not schema.primary_keys and not bucket_key:
         problems.append("an append table with a fixed bucket count needs 'bucket-key'")
-    for key in ("sequence.field", "rowkind.field"):
-        missing = [k for k in parse_list(opts.get(key, "")) if k not in names]
+    for key, columns in (("sequence.field", opts.get("sequence.field") or []),
+                         ("rowkind.field", parse_list(opts.get("rowkind.field") or ""))):
+        missing = [k for k in columns if k not in names]
         if missing:
             problems.append(f"{key} column(s) {missing} are not columns of the table")
-    for key, value in opts.items():
+    for key, value in opts.raw.items():
         if not key.startswith("fields."):
             continue
         parts = key.split(".")

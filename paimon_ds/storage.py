@@ -19,9 +19,13 @@ import fsspec.core
 # Option keys that configure storage: never stored in a table's schema, never table options.
 STORAGE_PREFIXES = ("s3.", "s3a.", "fs.", "hadoop.")
 
-# Our own S3 commit settings (not s3fs arguments).
-CONDITIONAL_WRITES = "s3.conditional-writes"  # auto (probe the store once) | true | false
-SINGLE_WRITER = "s3.single-writer"  # true: the user guarantees one committer on a store without them
+# Our own S3 commit settings (not s3fs arguments), under paimon_ds's prefix: Paimon owns `s3.*`. Parsed,
+# with their old names (deprecated, still read), by the option registry (options.py).
+CONDITIONAL_WRITES = "paimon_ds.s3.conditional-writes"  # auto (probe the store once) | true | false
+SINGLE_WRITER = "paimon_ds.s3.single-writer"  # true: the user guarantees one committer on a store without them
+DEPRECATED_CONDITIONAL_WRITES = "s3.conditional-writes"
+DEPRECATED_SINGLE_WRITER = "s3.single-writer"
+OWN_STORAGE_KEYS = frozenset({CONDITIONAL_WRITES, SINGLE_WRITER})
 
 # Paimon's S3 option names and Hadoop S3A's, for each s3fs argument.
 _S3_KEYS: dict[str, tuple[str, ...]] = {
@@ -46,7 +50,7 @@ NO_CREDENTIALS = "no access key and secret key"  # what missing_s3_credentials s
 
 
 def is_storage_key(key: str) -> bool:
-    return key.startswith(STORAGE_PREFIXES)
+    return key.startswith(STORAGE_PREFIXES) or key in OWN_STORAGE_KEYS
 
 
 def split_storage(options: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -138,16 +142,6 @@ def environment_has_credentials(timeout: float = CREDENTIALS_CHECK_SECONDS) -> b
     resolver.start()
     resolver.join(timeout)
     return answer[0] if answer else None
-
-
-def commit_settings(storage_options: Mapping[str, Any] | None) -> tuple[str, bool]:
-    """(conditional-writes mode, single writer) of one storage option map."""
-    options = storage_options or {}
-    mode = str(options.get(CONDITIONAL_WRITES, "auto")).strip().lower()
-    if mode not in ("auto", "true", "false"):
-        raise ValueError(f"invalid value {options.get(CONDITIONAL_WRITES)!r} for option {CONDITIONAL_WRITES!r}: "
-                         "expected auto, true or false")
-    return mode, _is_true(options.get(SINGLE_WRITER, "false"))
 
 
 def spark_conf_storage(conf: Mapping[str, str]) -> dict[str, str]:

@@ -28,7 +28,7 @@ from .operation.fallback import load_fallback
 from .operation.read import TableRead
 from .operation.scan import TableScan
 from .operation.write import TableWrite
-from .options import OptionError, Options, parse_bool, parse_list, table_options, validate
+from .options import OptionError, Options, table_options, validate
 from .predicate import Predicate
 from .read_api import TIME_TRAVEL_KEYS, Scan
 from .schema import SchemaManager, TableNotFound, TableSchema
@@ -109,15 +109,16 @@ class Table:
         if existing is None:
             if io.exists(io.root) and (io.is_dir(io.root) is False or _has_foreign_content(io)):
                 raise TableNotFound(f"{path} holds files that are not a Paimon table; refusing to write there")
-            schema = TableSchema.from_arrow(arrow_schema, parse_list(options.get("partition", "")),
-                                            parse_list(options.get("primary-key", "")), table_options(options))
+            given = Options(options)
+            schema = TableSchema.from_arrow(arrow_schema, given.get("partition") or [],
+                                            given.get("primary-key") or [], table_options(options))
             table = Table(path, schema, options, storage_options, io)
         else:
-            if parse_bool(options.get("write.merge-schema", "false")):
+            if Options(options).get("write.merge-schema"):
                 # Paimon's Spark write.merge-schema: new columns and wider types go into a new schema file
                 # before any data is written (a mismatch it cannot merge raises here, writing nothing)
                 existing = commit_merged_schema(
-                    io, arrow_schema, parse_bool(options.get("write.merge-schema.explicit-cast", "false")), branch)
+                    io, arrow_schema, Options(options).get("write.merge-schema.explicit-cast"), branch)
             table = Table(path, existing, options, storage_options, io)
             table.arrow_schema()  # a type paimon_ds cannot write (BLOB) is named before the data is compared
             table.check_write_schema(arrow_schema, options)
@@ -131,9 +132,9 @@ class Table:
     def check_write_schema(self, arrow_schema: pa.Schema, options: Mapping[str, str]) -> None:
         for key, stored in (("partition", list(self.schema.partition_keys)),
                             ("primary-key", list(self.schema.primary_keys))):
-            if key in options and parse_list(options[key]) != stored:
+            if key in options and Options(options).get(key) != stored:
                 raise OptionError(f"option {key}={options[key]!r} differs from the table's {key} {stored}")
-        if "bucket" in options and int(options["bucket"]) != int(self.schema.options.get("bucket", "-1")):
+        if "bucket" in options and Options(options).get("bucket") != Options(self.schema.options).get("bucket"):
             raise OptionError(f"option bucket={options['bucket']} differs from the table's bucket "
                               f"{self.schema.options.get('bucket', '-1')} (rescaling is not supported)")
         incoming, _ = fields_from_arrow(arrow_schema)
@@ -162,7 +163,7 @@ class Table:
 
     @property
     def bucket(self) -> int:
-        return int(self.options.get("bucket"))
+        return self.options.get("bucket")
 
     @property
     def partition_keys(self) -> list[str]:
@@ -327,7 +328,7 @@ def write_arrow(path: str, data: Any, mode: str = "append", primary_key: str | S
         if names is not None:
             opts[key] = names if isinstance(names, str) else ",".join(names)
     schema, batches = input_batches(data)
-    if Table.exists(path, storage_options) and not parse_bool(opts.get("write.merge-schema", "false")):
+    if Table.exists(path, storage_options) and not Options(opts).get("write.merge-schema"):
         # an existing table: the data's columns are matched by name and cast to its types
         write_schema = Table.load(path, opts, storage_options).arrow_schema()
     elif schema is None:

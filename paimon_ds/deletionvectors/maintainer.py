@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 def dv_enabled(table: Table) -> bool:
-    return table.options.raw.get("deletion-vectors.enabled", "false").lower() == "true"
+    return table.options.get("deletion-vectors.enabled")
 
 
 class DeletionVectorsMaintainer:

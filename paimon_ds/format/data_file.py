@@ -51,19 +51,9 @@ def format_of(file_name: str) -> str:
     return ext if ext in FORMATS else "parquet"
 
 
-def _per_level(text: str | None) -> dict[int, str]:
-    """`0:avro,3:parquet` -> {0: 'avro', 3: 'parquet'} (Paimon's map option syntax)."""
-    out: dict[int, str] = {}
-    for part in (text or "").split(","):
-        if part.strip():
-            level, _, value = part.partition(":")
-            out[int(level.strip())] = value.strip().lower()
-    return out
-
-
 def level_format(options: Any, level: int) -> str:
     """The format a new file of ``level`` gets: `file.format.per.level`, else `file.format`."""
-    fmt = _per_level(options.raw.get("file.format.per.level")).get(level) or options.get("file.format")
+    fmt = (options.get("file.format.per.level") or {}).get(level) or options.get("file.format")
     fmt = fmt.lower()
     if fmt not in FORMATS:
         raise ValueError(f"unsupported data file format {fmt!r} (one of {', '.join(FORMATS)})")
@@ -72,14 +62,14 @@ def level_format(options: Any, level: int) -> str:
 
 def level_compression(options: Any, level: int) -> str:
     """The codec of a new file of ``level``: `file.compression.per.level`, else `file.compression`."""
-    return (_per_level(options.raw.get("file.compression.per.level")).get(level)
+    return ((options.get("file.compression.per.level") or {}).get(level)
             or options.get("file.compression")).lower()
 
 
 def check_format_types(options: Any, fields: Sequence[Any], table: str) -> None:
     """Refuse what Paimon refuses to write (its formats' type converters): Avro data files hold no TIMESTAMP /
     TIMESTAMP_LTZ above precision 6 and no TIME above precision 3, and only parquet holds a VARIANT."""
-    formats = {options.get("file.format").lower(), *_per_level(options.raw.get("file.format.per.level")).values()}
+    formats = {options.get("file.format").lower(), *(options.get("file.format.per.level") or {}).values()}
 
     def walk(name: str, t: Any) -> None:
         limit = 6 if t.root in ("TIMESTAMP", "TIMESTAMP_LTZ") else 3 if t.root == "TIME" else None

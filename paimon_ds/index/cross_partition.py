@@ -87,8 +87,8 @@ def is_cross_partition(schema: TableSchema) -> bool:
 
 def index_ttl_seconds(table: Table) -> float | None:
     """``cross-partition-upsert.index-ttl`` in seconds: index entries older than it read as absent."""
-    ttl = table.options.raw.get("cross-partition-upsert.index-ttl")
-    return parse_duration_seconds(ttl) if ttl else None
+    ttl_ms = table.options.get("cross-partition-upsert.index-ttl")
+    return ttl_ms / 1000 if ttl_ms is not None else None
 
 
 # ------------------------------------------------------------------------------------ bucket counts
@@ -179,7 +179,7 @@ class CrossPartitionAssigner:
         engine = merge_engine(schema, table.options)
         self.processor = ("skip-new" if isinstance(engine, FirstRow)
                           else "use-old" if isinstance(engine, (PartialUpdate, Aggregation)) else "delete")
-        self.rowkind_field = table.options.raw.get("rowkind.field") or None
+        self.rowkind_field = table.options.get("rowkind.field") or None
         self.pk = list(schema.primary_keys)
         self.pk_types = [schema.field(k).type for k in self.pk]
         self.partition_keys = list(schema.partition_keys)

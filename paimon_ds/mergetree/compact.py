@@ -44,16 +44,17 @@ class CompactionOptions:
 
     @staticmethod
     def from_options(options: Options) -> CompactionOptions:
-        raw = options.raw
-        trigger = int(raw.get("num-sorted-run.compaction-trigger", 5))
-        fdc = raw.get("full-compaction.delta-commits")
+        trigger = options.get("num-sorted-run.compaction-trigger")
+        stop_trigger = options.get("num-sorted-run.stop-trigger")
+        num_levels = options.get("num-levels")
         return CompactionOptions(
             trigger=trigger,
-            stop_trigger=int(raw.get("num-sorted-run.stop-trigger", trigger + 3)),
-            num_levels=int(raw.get("num-levels", trigger + 1)),
-            max_size_amp=int(raw.get("compaction.max-size-amplification-percent", 200)),
-            size_ratio=int(raw.get("compaction.size-ratio", 1)),
-            full_compaction_delta_commits=int(fdc) if fdc else None,
+            # Paimon's CoreOptions.numSortedRunStopTrigger: never below the compaction trigger
+            stop_trigger=max(trigger, stop_trigger if stop_trigger is not None else trigger + 3),
+            num_levels=num_levels if num_levels is not None else trigger + 1,
+            max_size_amp=options.get("compaction.max-size-amplification-percent"),
+            size_ratio=options.get("compaction.size-ratio"),
+            full_compaction_delta_commits=options.get("full-compaction.delta-commits"),
         )
 
 

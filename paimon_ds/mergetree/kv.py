@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..options import Options
 from ..schema import TableSchema
 from ..types import DataField, SchemaError, to_arrow_field
 
@@ -46,8 +47,7 @@ class KeyValueLayout:
     @property
     def sequence_fields(self) -> list[str]:
         """User columns that order rows of one key before the sequence number (`sequence.field`)."""
-        raw = self.schema.options.get("sequence.field", "")
-        names = [n.strip() for n in raw.split(",") if n.strip()]
+        names = Options(self.schema.options).get("sequence.field") or []
         for n in names:
             self.schema.field(n)  # raises naming the column if it does not exist
         return names

@@ -15,11 +15,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..options import OptionError, Options, parse_bool
+from ..options import OptionError, Options
 from ..schema import TableSchema
 from .kv import DELETE, INSERT, KIND, SEQ, UPDATE_BEFORE, KeyValueLayout, group_starts
 
-MERGE_ENGINES = ("deduplicate", "partial-update", "aggregation", "first-row")
 AGGREGATES = ("sum", "product", "min", "max", "last_value", "last_non_null_value", "first_value",
               "first_non_null_value", "bool_and", "bool_or", "listagg", "primary-key")
 
@@ -44,8 +43,7 @@ class MergeEngine:
         self.schema = schema
         self.layout = KeyValueLayout(schema)
         self.key_columns = self.layout.key_columns
-        raw = options.raw
-        self.ignore_delete = parse_bool(raw.get("ignore-delete", raw.get("partial-update.ignore-delete", "false")))
+        self.ignore_delete = options.get("ignore-delete")
 
     def check_input(self, kinds: np.ndarray) -> None:
         """Refuse input row kinds the engine cannot take (Paimon fails the same way)."""
@@ -88,9 +86,8 @@ class FirstRow(MergeEngine):
 class PartialUpdate(MergeEngine):
     def __init__(self, schema: TableSchema, options: Options) -> None:
         super().__init__(schema, options)
-        raw = options.raw
-        self.remove_on_delete = parse_bool(raw.get("partial-update.remove-record-on-delete", "false"))
-        if any(k.endswith(".sequence-group") for k in raw):
+        self.remove_on_delete = options.get("partial-update.remove-record-on-delete")
+        if any(k.startswith("fields.") and k.endswith(".sequence-group") for k in options.raw):
             raise OptionError("partial-update sequence groups ('fields.<f>.sequence-group') are not supported "
                               "by paimon_ds yet")
 
@@ -163,7 +160,7 @@ class Aggregation(MergeEngine):
     def __init__(self, schema: TableSchema, options: Options) -> None:
         super().__init__(schema, options)
         raw = options.raw
-        default = raw.get("fields.default-aggregate-function", "last_non_null_value")
+        default = options.get("fields.default-aggregate-function") or "last_non_null_value"
         self.functions: dict[str, str] = {}
         self.ignore_retract: dict[str, bool] = {}
         self.delimiters: dict[str, str] = {}
@@ -175,12 +172,10 @@ class Aggregation(MergeEngine):
                 if name != "default-aggregate-function" and name.lower() not in lower:
                     raise OptionError(f"option {key!r} names column {name!r}, which is not in the table")
         for f in schema.fields:
-            def opt(suffix: str, fallback: str | None = None, _f: str = f.name) -> str | None:
-                for k in (f"fields.{_f}.{suffix}", f"fields.{_f.lower()}.{suffix}"):
-                    if k in raw:
-                        return raw[k]
-                return fallback
-            fn = "primary-key" if f.name in schema.primary_keys else opt("aggregate-function", default)
+            def opt(suffix: str, _f: str = f.name) -> Any:
+                given = [k for k in (f"fields.{_f}.{suffix}", f"fields.{_f.lower()}.{suffix}") if k in raw]
+                return options.get(given[0] if given else f"fields.{_f}.{suffix}")
+            fn = "primary-key" if f.name in schema.primary_keys else opt("aggregate-function") or default
             if fn == "count":
                 raise OptionError("'count' is not an aggregate function of Paimon's aggregation engine "
                                   "(use sum over a column of 1s)")
@@ -188,9 +183,9 @@ class Aggregation(MergeEngine):
                 raise OptionError(f"unknown aggregate function {fn!r} for column {f.name!r}; "
                                   f"supported: {', '.join(a for a in AGGREGATES if a != 'primary-key')}")
             self.functions[f.name] = fn
-            self.ignore_retract[f.name] = parse_bool(opt("ignore-retract", "false") or "false")
-            self.delimiters[f.name] = opt("list-agg-delimiter", ",") or ","
-            self.distinct[f.name] = parse_bool(opt("distinct", "false") or "false")
+            self.ignore_retract[f.name] = opt("ignore-retract")
+            self.delimiters[f.name] = opt("list-agg-delimiter") or ","
+            self.distinct[f.name] = opt("distinct")
 
     def check_input(self, kinds: np.ndarray) -> None:
         if self.ignore_delete or not ((kinds == UPDATE_BEFORE) | (kinds == DELETE)).any():
@@ -260,12 +255,9 @@ class Aggregation(MergeEngine):
 
 
 def merge_engine(schema: TableSchema, options: Options) -> MergeEngine:
-    name = options.raw.get("merge-engine", "deduplicate")
     engines = {"deduplicate": Deduplicate, "partial-update": PartialUpdate, "aggregation": Aggregation,
                "first-row": FirstRow}
-    if name not in engines:
-        raise OptionError(f"unknown merge-engine {name!r}; one of {', '.join(MERGE_ENGINES)}")
-    return engines[name](schema, options)
+    return engines[options.get("merge-engine")](schema, options)
 
 
 # ------------------------------------------------------------------------------- k-way merge

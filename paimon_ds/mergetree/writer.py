@@ -63,7 +63,7 @@ class MergeTreeWriter:
         self.restored = list(restored or [])
         self.compact = compact
         self.full_compaction = full_compaction
-        self.spillable = table.options.raw.get("write-buffer-spillable", "true").lower() == "true"
+        self.spillable = table.options.get("write-buffer-spillable")
         self.buffer: list[pa.Table] = []
         self.pending_bytes = 0
         self.spills: list[str] = []
@@ -71,7 +71,7 @@ class MergeTreeWriter:
         self.new_files: list[DataFileMeta] = []
         self._writers: list[KeyValueFileWriter] = []
         # changelog-producer=input: every input record also goes to changelog files, as written
-        self.changelog = table.options.raw.get("changelog-producer", "none").lower() == "input"
+        self.changelog = table.options.get("changelog-producer") == "input"
         self.changelog_files: list[DataFileMeta] = []
         self.changelog_namer = namer.changelog_namer() if self.changelog else None
 

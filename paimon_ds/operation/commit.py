@@ -95,10 +95,10 @@ class TableCommit:
         """First-row tables keep no level-0 file past a commit: Paimon's readers skip level 0 there
         (its first-row writers compact every commit up). Writers that did not (several tasks per
         bucket, or a plain core write) leave it to the committer, the one owner at this point."""
-        opts = self.table.options.raw
+        opts = self.table.options
         # deletion-vector tables too: their readers skip level 0 as well (Paimon compacts it up with lookup)
-        dv = opts.get("deletion-vectors.enabled", "false").lower() == "true" and self.table.schema.primary_keys
-        if (opts.get("merge-engine") != "first-row" and not dv) or opts.get("write-only", "false").lower() == "true":
+        dv = opts.get("deletion-vectors.enabled") and self.table.schema.primary_keys
+        if (opts.get("merge-engine") != "first-row" and not dv) or opts.get("write-only"):
             return None
         lifted = {(f.file_name) for m in messages for f in m.compact_before}
         buckets = {(m.partition, m.bucket) for m in messages

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from ..branch import BranchNotFound
-from ..options import OptionError
+from ..options import OptionError, Options
 from ..predicate import rename_fields
 from ..snapshot import SnapshotNotFound
 from ..types import SchemaError
@@ -38,11 +38,11 @@ PRIMARY_OPTION = "scan.primary-branch"
 
 def load_fallback(table: Table) -> Table | None:
     """The fallback branch of ``table`` as its batch reads see it, or None without `scan.fallback-branch`."""
-    raw = table.options.raw
-    if (raw.get(PRIMARY_OPTION) or "").strip():
+    opts = table.options
+    if (opts.get(PRIMARY_OPTION) or "").strip():
         raise OptionError(f"{PRIMARY_OPTION} is not supported by this version of paimon_ds (it would read "
                           f"{table.path} wrongly); use {FALLBACK_OPTION}")
-    name = raw.get(FALLBACK_OPTION)
+    name = opts.get(FALLBACK_OPTION)
     if name is None or not name.strip() or name == table.branch:
         return None
     manager = table.branch_manager()
@@ -52,9 +52,10 @@ def load_fallback(table: Table) -> Table | None:
     options = {k: v for k, v in table.dynamic_options.items() if k not in ("bucket", "scan.snapshot-id")}
     options["branch"] = name
     options[FALLBACK_OPTION] = ""  # the fallback branch's own fallback is not followed
-    if table.dynamic_options.get("scan.snapshot-id") is not None:
+    snapshot_id = Options(table.dynamic_options).get("scan.snapshot-id")
+    if snapshot_id is not None:
         # snapshot ids differ between branches: go through the snapshot's commit time
-        snapshot = table.snapshot_manager.snapshot(int(table.dynamic_options["scan.snapshot-id"]))
+        snapshot = table.snapshot_manager.snapshot(snapshot_id)
         options["scan.timestamp-millis"] = str(snapshot.time_millis)
     tag = options.get("scan.tag-name")
     if tag is not None and tag not in manager.snapshots(name).tag_names():

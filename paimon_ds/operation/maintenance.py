@@ -17,15 +17,12 @@ from ..fs import is_uri
 from ..index.manifest import IndexManifestFile
 from ..index.paths import index_file_rel
 from ..manifest.meta import FileKind, ManifestEntry, live_entries
-from ..options import parse_duration_ms
 from ..snapshot import Snapshot, SnapshotNotFound
 from .scan import TableScan
 
 if TYPE_CHECKING:
     from ..table import Table
 
-DEFAULT_RETAIN_MIN = 10
-DEFAULT_TIME_RETAINED_MS = 3_600_000  # Paimon's snapshot.time-retained default: 1 h
 
 
 @dataclass
@@ -142,13 +139,11 @@ def expire_snapshots(table: Table, retain_min: int | None = None, retain_max: in
     """Paimon's expiration: drop the oldest snapshots while more than ``retain_max`` remain, or more than
     ``retain_min`` remain and the oldest is older than ``time_retained_ms``; the latest always stays.
     Defaults come from `snapshot.num-retained.min/max` and `snapshot.time-retained`."""
-    raw = table.options.raw
-    retain_min = retain_min if retain_min is not None else int(raw.get("snapshot.num-retained.min",
-                                                                       DEFAULT_RETAIN_MIN))
-    retain_max = retain_max if retain_max is not None else int(raw.get("snapshot.num-retained.max", 2**31 - 1))
+    opts = table.options
+    retain_min = retain_min if retain_min is not None else opts.get("snapshot.num-retained.min")
+    retain_max = retain_max if retain_max is not None else opts.get("snapshot.num-retained.max")
     if time_retained_ms is None:
-        given = raw.get("snapshot.time-retained")
-        time_retained_ms = parse_duration_ms(given) if given else DEFAULT_TIME_RETAINED_MS
+        time_retained_ms = opts.get("snapshot.time-retained")
     if retain_min < 1 or retain_max < retain_min:
         raise ValueError(f"snapshot retention needs 1 <= min ({retain_min}) <= max ({retain_max})")
     now_ms = now_ms if now_ms is not None else int(time.time() * 1000)

@@ -45,10 +45,9 @@ def batch_skips_level0(table: Table) -> bool:
     a key only in its first run; until then level 0's rows are invisible to batch reads."""
     if not table.schema.primary_keys:
         return False
-    raw = table.options.raw
-    if raw.get("deletion-vectors.enabled", "false").lower() == "true":
-        return raw.get("deletion-vectors.merge-on-read", "false").lower() != "true"
-    return raw.get("merge-engine", "deduplicate").lower() == "first-row"
+    if table.options.get("deletion-vectors.enabled"):
+        return not table.options.get("deletion-vectors.merge-on-read")
+    return table.options.get("merge-engine") == "first-row"
 
 
 @dataclass
@@ -83,7 +82,7 @@ class TableScan:
         self.table = table
         self.schema = table.schema
         self.predicate = predicate
-        self.deletion_vectors = table.options.raw.get("deletion-vectors.enabled", "false").lower() == "true"
+        self.deletion_vectors = table.options.get("deletion-vectors.enabled")
         if level_filter is None:
             level_filter = above_level0 if batch_skips_level0(table) else all_levels
         self.level_filter = level_filter

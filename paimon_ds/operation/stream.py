@@ -81,14 +81,14 @@ class StreamScan:
     def __init__(self, table: Table) -> None:
         self.table = table
         self.sm = table.snapshot_manager
-        producer = table.options.raw.get("changelog-producer", "none").lower()
+        producer = table.options.get("changelog-producer")
         # A table with a changelog producer records its changes in changelog files: read those.
         self.changelog = producer != "none" and bool(table.schema.primary_keys)
         self._units: dict[tuple[int, bool], list[StreamSplit]] = {}
 
     def check_streamable(self) -> None:
         """Refuse, as Paimon does, streams whose deltas are not the table's changes."""
-        engine = self.table.options.raw.get("merge-engine", "deduplicate").lower()
+        engine = self.table.options.get("merge-engine")
         if self.table.schema.primary_keys and not self.changelog and engine != "deduplicate":
             held = "rows the engine may ignore" if engine == "first-row" else "partial rows"
             raise OptionError(
@@ -98,15 +98,16 @@ class StreamScan:
     # ---------------------------------------------------------------- start
     def initial_position(self) -> StreamPosition:
         """Where a new query starts, from `scan.mode`, `scan.snapshot-id` and `scan.timestamp-millis`."""
-        raw = self.table.options.raw
-        mode = raw.get("scan.mode", "default").lower()
+        opts = self.table.options
+        mode = opts.get("scan.mode")
         if mode not in SCAN_MODES:
             raise OptionError(f"scan.mode {mode!r} is not supported by paimon_ds streaming reads; "
                               f"use one of {', '.join(SCAN_MODES)}")
-        snapshot_id = raw.get("scan.snapshot-id")
-        timestamp = raw.get("scan.timestamp-millis")
+        snapshot_id = opts.get("scan.snapshot-id")
+        timestamp = opts.get("scan.timestamp-millis")
         if mode == "default":
-            mode = "from-snapshot" if snapshot_id else "from-timestamp" if timestamp else "latest-full"
+            mode = ("from-snapshot" if snapshot_id is not None else "from-timestamp" if timestamp is not None
+                    else "latest-full")
         latest = self.sm.latest_id()
         if mode in ("latest-full", "full"):
             return StreamPosition(latest, full=True) if latest is not None else StreamPosition(1)
@@ -115,7 +116,7 @@ class StreamScan:
         if mode in ("from-snapshot", "from-snapshot-full"):
             if snapshot_id is None:
                 raise OptionError(f"scan.mode {mode} needs scan.snapshot-id")
-            sid = int(snapshot_id)
+            sid = snapshot_id
             earliest = self.sm.earliest_id()
             if mode == "from-snapshot-full":
                 self.sm.snapshot(sid)  # must exist: its full contents are read
@@ -128,7 +129,7 @@ class StreamScan:
             raise OptionError("scan.mode from-timestamp needs scan.timestamp-millis")
         # the first snapshot committed at or after the timestamp (Paimon: after the last one before it)
         for sid in self.sm.list_ids():
-            if self.sm.snapshot(sid).time_millis >= int(timestamp):
+            if self.sm.snapshot(sid).time_millis >= timestamp:
                 return StreamPosition(sid)
         return StreamPosition((latest or 0) + 1)
 
@@ -176,7 +177,7 @@ class StreamScan:
         skipped level 0 of deletion-vector and first-row tables here, a loss of rows fixed by apache/paimon#5866."""
         if not self.table.schema.primary_keys:
             return all_levels
-        producer = self.table.options.raw.get("changelog-producer", "none").lower()
+        producer = self.table.options.get("changelog-producer")
         if producer == "lookup":
             return above_level0
         if producer == "full-compaction":

@@ -83,10 +83,10 @@ class StreamCommit:
 
     def _compacts(self) -> bool:
         """Whether this committer compacts after a batch (not write-only; first-row compacts in commit())."""
-        opts = self.table.options.raw
-        if data_evolution_enabled(self.table.options):
+        opts = self.table.options
+        if data_evolution_enabled(opts):
             return False  # paimon_ds does not compact data-evolution tables (see compact.plan_compaction)
-        return opts.get("write-only", "false").lower() != "true" and not (
+        return not opts.get("write-only") and not (
             self.table.schema.primary_keys and opts.get("merge-engine") == "first-row")
 
     def compact_backlog(self, messages: Sequence[CommitMessage]) -> Snapshot | None:
@@ -147,9 +147,9 @@ class StreamCommit:
 
     def _full_compaction_due(self) -> bool:
         """`full-compaction.delta-commits`: every N-th data commit of the table compacts fully."""
-        every = self.table.options.raw.get("full-compaction.delta-commits")
+        every = self.table.options.get("full-compaction.delta-commits")
         if not every:
             return False
         sm = self.table.snapshot_manager
         commits = sum(1 for i in sm.list_ids() if sm.snapshot(i).commit_kind != "COMPACT")
-        return commits % int(every) == 0
+        return commits % every == 0

@@ -70,7 +70,7 @@ class BucketRestore:
         restore = BucketRestore(snapshot.id if snapshot else None, {}, {} if with_files else None)
         if snapshot is None:
             return restore
-        if table.options.raw.get("full-compaction.delta-commits"):
+        if table.options.get("full-compaction.delta-commits"):
             sm = table.snapshot_manager
             restore.delta_commits = sum(1 for i in sm.list_ids()
                                         if i <= snapshot.id and sm.snapshot(i).commit_kind != "COMPACT")
@@ -136,12 +136,12 @@ class TableWrite:
             self.engine = merge_engine(self.schema, table.options)
             self.restore = restore if restore is not None else BucketRestore.from_table(table, with_files=clustered)
             self.task, self.clustered = task, clustered
-            rowkind = table.options.raw.get("rowkind.field")
+            rowkind = table.options.get("rowkind.field")
             self.rowkind_idx = self.schema.field_names.index(self.schema.field(rowkind).name) if rowkind else None
-            self.compact = clustered and table.options.raw.get("write-only", "false").lower() != "true"
-            every = table.options.raw.get("full-compaction.delta-commits")
+            self.compact = clustered and not table.options.get("write-only")
+            every = table.options.get("full-compaction.delta-commits")
             # this write is the table's (delta_commits + 1)-th commit; COMPACT snapshots do not count
-            self.full_compaction = bool(every) and (self.restore.delta_commits + 1) % int(every) == 0
+            self.full_compaction = bool(every) and (self.restore.delta_commits + 1) % every == 0
         self.dynamic = is_dynamic_bucket(table)
         # cross-partition upsert (primary key without every partition key, bucket=-1): the package's global
         # index assigners give each row its bucket (and -D rows for keys that moved); no hash index is kept

@@ -78,8 +78,8 @@ def write(df: DataFrame, path: str, mode: str = "append", options: dict[str, Any
         # the assigners hash keys as the table types them; a row-kind column (row-level changes) goes along
         df = df.select(*[df[f.name].cast(f.dataType).alias(f.name) for f in spark_schema(table.arrow_schema())],
                        *([kind_column] if kind_column else []))
-        channels = int(opts.get("dynamic-bucket.assigner-parallelism") or
-                       table.options.raw.get("dynamic-bucket.assigner-parallelism") or n)
+        # the job's option (in table.options, over the stored one) or the shuffle's partitions
+        channels = table.options.get("dynamic-bucket.assigner-parallelism") or n
         if is_cross_partition(table.schema):
             assigned = _with_global_index_buckets(df, table, channels, mode == "overwrite", kind_column)
             job_options[ROW_KIND_COLUMN_OPTION] = ROW_KIND_COLUMN  # the assigner's kinds replace the input's

@@ -89,16 +89,16 @@ def _check_engine(table: Table, operation: str) -> None:
     refuse_row_level_change(table, operation)  # copy-on-write would renumber the rows a file keeps
     if not table.schema.primary_keys:
         return
-    opts = table.options.raw
-    engine = opts.get("merge-engine", "deduplicate")
+    opts = table.options
+    engine = opts.get("merge-engine")
     deletes = operation in ("DELETE", "MERGE")
-    if opts.get("ignore-delete", "false").lower() == "true" and operation == "DELETE":
+    if opts.get("ignore-delete") and operation == "DELETE":
         raise RowLevelError(f"{operation} on {table.path}: the table has ignore-delete=true, so it would drop "
                             "the deletes")
     if engine == "deduplicate":
         return
     if engine == "partial-update" and (
-            not deletes or opts.get("partial-update.remove-record-on-delete", "false").lower() == "true"):
+            not deletes or opts.get("partial-update.remove-record-on-delete")):
         return
     if engine == "partial-update" and operation == "MERGE":
         return  # a MERGE without DELETE actions is checked per action in merge()
@@ -337,9 +337,9 @@ def _check_clauses(table: Table, matched: Sequence, not_matched: Sequence, by_so
                 keys = [c for c in clause.set if c in pk]
                 if keys:
                     raise RowLevelError(f"MERGE cannot change primary-key column(s) {keys} of {table.path}")
-        opts = table.options.raw
-        if opts.get("merge-engine", "deduplicate") == "partial-update" and any(
+        opts = table.options
+        if opts.get("merge-engine") == "partial-update" and any(
                 isinstance(c, Delete) for c in [*matched, *by_source]) and \
-                opts.get("partial-update.remove-record-on-delete", "false").lower() != "true":
+                not opts.get("partial-update.remove-record-on-delete"):
             raise RowLevelError(f"MERGE ... THEN DELETE is not supported on {table.path}: a partial-update table "
                                 "takes deletes only with partial-update.remove-record-on-delete=true")

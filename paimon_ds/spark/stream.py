@@ -21,7 +21,7 @@ from ..operation.messages import CommitMessage
 from ..operation.stream import StreamLimit, StreamPosition, StreamScan
 from ..operation.stream_commit import StreamCommit
 from ..operation.write import BucketRestore
-from ..options import OptionError
+from ..options import OptionError, Options
 from ..table import Table
 from .options import ROW_KIND_COLUMN_OPTION
 from .types import arrow_schema_for_spark, input_arrow_schema
@@ -146,7 +146,7 @@ class PaimonStreamWriter(StreamWriterBase):
 
 
 # ---------------------------------------------------------------------------- reader
-_LIMIT_OPTIONS = ("read.stream.maxfilespertrigger", "read.stream.maxrowspertrigger", "read.stream.maxbytespertrigger")
+_LIMIT_OPTIONS = ("read.stream.maxFilesPerTrigger", "read.stream.maxRowsPerTrigger", "read.stream.maxBytesPerTrigger")
 
 
 @dataclass
@@ -218,19 +218,12 @@ def _data_schema(schema: pa.Schema, row_kind_column: str | None) -> pa.Schema:
 
 
 def _parse_limit(options: dict[str, str]) -> StreamLimit:
-    given = {k: options[k] for k in _LIMIT_OPTIONS if options.get(k) is not None}
+    opts = Options(options)  # Spark passes the keys lower-cased: Options.get finds them either way
+    given = [k for k in _LIMIT_OPTIONS if opts.is_set(k)]
     if len(given) > 1:
         raise OptionError(f"set at most one of read.stream.maxFilesPerTrigger, maxRowsPerTrigger, "
-                          f"maxBytesPerTrigger (got {sorted(given)})")
-    values = {}
-    for k, v in given.items():
-        try:
-            values[k] = int(v)
-            if values[k] <= 0:
-                raise ValueError
-        except ValueError:
-            raise OptionError(f"option {k} must be a positive number, got {v!r}") from None
-    return StreamLimit(values.get(_LIMIT_OPTIONS[0]), values.get(_LIMIT_OPTIONS[1]), values.get(_LIMIT_OPTIONS[2]))
+                          f"maxBytesPerTrigger (got {', '.join(given)})")
+    return StreamLimit(*(opts.get(k) for k in _LIMIT_OPTIONS))
 
 
 def _to_stream_limit(limit) -> StreamLimit | None:

@@ -19,7 +19,7 @@ from ..mergetree.files import MAX_WRITE_TASKS
 from ..operation.messages import CommitMessage
 from ..operation.stream_commit import StreamCommit
 from ..operation.write import BucketRestore
-from ..options import OptionError, parse_bool, parse_list
+from ..options import OptionError, Options, parse_bool
 from ..table import Table
 from .options import (
     BASE_SNAPSHOT_OPTION,
@@ -48,8 +48,7 @@ def dynamic_overwrite(options: dict[str, str]) -> bool:
         if mode.lower() not in ("static", "dynamic"):
             raise OptionError(f"partitionOverwriteMode must be static or dynamic, got {mode!r}")
         return mode.lower() == "dynamic"
-    value = options.get("dynamic-partition-overwrite")
-    return parse_bool(value) if value is not None else False
+    return Options(options).get("dynamic-partition-overwrite")
 
 
 class PaimonBatchWriter(DataSourceArrowWriter):
@@ -200,7 +199,7 @@ def delete_job_files(table: Table, job_prefix: str) -> None:
         if path.rsplit("/", 1)[-1].startswith(prefix):
             table.io.delete_quietly(path)
     # files placed under `data-file.external-paths` roots (the job prefix is unique, so shared roots are safe)
-    for root in parse_list(table.options.raw.get("data-file.external-paths", "")):
+    for root in table.options.get("data-file.external-paths") or []:
         fs, base, _ = table.io.locate(root)
         try:
             found = fs.find(base)

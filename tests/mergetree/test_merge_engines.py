@@ -262,7 +262,8 @@ def test_aggregation_unknown_function_and_column_are_refused():
 
 
 def test_unknown_merge_engine_is_refused():
-    with pytest.raises(OptionError, match="unknown merge-engine 'upsert'"):
+    with pytest.raises(OptionError, match="invalid value 'upsert' for option 'merge-engine': 'upsert' is not one of "
+                                          "deduplicate, partial-update, aggregation, first-row"):
         make_engine({"merge-engine": "upsert"})
 
 

@@ -2,7 +2,7 @@
 committers from losing each other's commits.
 
 Each guard is shown twice: on a store that honours the condition (the guard holds) and on one that drops it
-but is trusted with `s3.conditional-writes=true`, which is what a plain PUT does (the later writer silently
+but is trusted with `paimon_ds.s3.conditional-writes=true`, which is what a plain PUT does (the later writer silently
 replaces the earlier one's snapshot). The racing processes run this file as a script (`race_worker` below).
 """
 
@@ -30,7 +30,7 @@ from paimon_ds.table import TableNotFound
 SCHEMA = pa.schema([("user", pa.string()), ("i", pa.int64()), ("k", pa.int32())])
 ROWS_PER_COMMIT = 2
 # trust the store's conditional writes without probing: against a store that drops If-None-Match, a plain PUT
-TRUST = {"s3.conditional-writes": "true"}
+TRUST = {"paimon_ds.s3.conditional-writes": "true"}
 PROCS, COMMITS = 4, 25
 OPTIONS_ENV = "PAIMON_DS_TEST_S3_OPTIONS"  # storage options of the racing processes (kept off their argv)
 
@@ -97,7 +97,7 @@ def test_try_create_twice_on_a_store_without_conditions(s3_server_without_condit
     # probed (the default): refused before anything is written, and the probe object is gone
     bucket = server.new_bucket()
     io = FileIO(f"s3://{bucket}/t", server.options())
-    with pytest.raises(StorageError, match=r"'s3\.single-writer'"):
+    with pytest.raises(StorageError, match=r"'paimon_ds\.s3\.single-writer'"):
         io.try_create(io.join("snapshot", "snapshot-1"), b"first")
     assert keys(server, bucket) == set()
 
@@ -180,7 +180,10 @@ def race_worker(path: str, user: str, commits: int, workdir: Path) -> None:
 def race(workdir: Path, path: str, opts: dict[str, str]) -> list[dict]:
     """PROCS processes x COMMITS commits into one table, released together once all are ready."""
     workdir.mkdir()
-    env = dict(os.environ, **{OPTIONS_ENV: json.dumps(opts)})
+    # PYTHONPATH: the processes import the paimon_ds under test (this checkout), not whichever one is installed
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ, **{OPTIONS_ENV: json.dumps(opts)},
+               PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
     procs = [subprocess.Popen([sys.executable, __file__, path, f"proc{j}", str(COMMITS), str(workdir)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
              for j in range(PROCS)]
@@ -261,14 +264,14 @@ def test_commit_to_a_store_without_conditions_is_refused(s3_server_without_condi
     msgs = prepare(table, "u", 1)
     with pytest.raises(StorageError) as refused:
         table.new_commit("u").commit_or_abort(msgs, identifier=1)
-    assert "option 's3.single-writer' = 'true'" in str(refused.value)
+    assert "option 'paimon_ds.s3.single-writer' = 'true'" in str(refused.value)
     assert keys(server, bucket) == set()
     assert not Table.exists(path, opts)
     with pytest.raises(TableNotFound):
         Table.load(path, None, opts)
 
     # the user vouches for a single committer: the commit lands and reads back exactly
-    single = {**opts, "s3.single-writer": "true"}
+    single = {**opts, "paimon_ds.s3.single-writer": "true"}
     snap = write_commit(Table.for_write(path, SCHEMA, single), "u", 1)[1]
     assert snap.id == 1
     assert read(path, opts).equals(expected_rows([("u", 1)]))
@@ -278,7 +281,7 @@ def test_commit_to_a_store_without_conditions_is_refused(s3_server_without_condi
     # leaves only the data files it wrote, which no snapshot references
     table = Table.load(path, None, opts)
     msgs = prepare(table, "v", 2)
-    with pytest.raises(StorageError, match=r"'s3\.single-writer'"):
+    with pytest.raises(StorageError, match=r"'paimon_ds\.s3\.single-writer'"):
         table.new_commit("v").commit(msgs, identifier=2)
     left = keys(server, bucket) - before
     assert keys(server, bucket) >= before
@@ -287,7 +290,7 @@ def test_commit_to_a_store_without_conditions_is_refused(s3_server_without_condi
     assert [s.id for s in snapshots(path, opts)] == [1]
     assert read(path, opts).equals(expected_rows([("u", 1)]))
 
-    # and with s3.single-writer=true the next commit lands on top
+    # and with paimon_ds.s3.single-writer=true the next commit lands on top
     snap = write_commit(Table.load(path, None, single), "v", 2)[1]
     assert snap.id == 2
     assert read(path, opts).equals(expected_rows([("u", 1), ("v", 2)]))
