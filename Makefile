@@ -1,11 +1,11 @@
-# make demo | make test | make bench | make soak | make oracles | make lint
+# make demo | make test | make bench | make soak | make oracles | make lint | make minimums
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 ORACLES := .oracles
 
-.PHONY: demo test bench soak oracles lint clean
+.PHONY: demo test bench soak oracles lint minimums clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -32,8 +32,22 @@ bench: $(STAMP)
 soak: $(STAMP) $(ORACLES)/.ready
 	$(BIN)/python -m pytest -q -m soak -s -p no:cacheprovider -o addopts=""
 
+# The suite's core, Spark, S3, API and CLI tests on the lowest versions pyproject.toml admits (tests/minimums.txt)
+MIN_VENV := .venv-min
+MIN_TESTS := tests/format tests/mergetree tests/operation tests/io tests/index tests/deletionvectors \
+	tests/test_options.py tests/test_types.py tests/test_table_api.py tests/test_cli.py tests/spark/test_roundtrip.py \
+	tests/spark/test_read.py tests/spark/test_native_read.py tests/spark/test_stream_write.py \
+	tests/spark/test_table_api_spark.py tests/s3/test_s3_commit.py tests/s3/test_s3_spark.py
+minimums: $(ORACLES)/.ready
+	$(PY) -m venv $(MIN_VENV)
+	$(MIN_VENV)/bin/pip install -q --upgrade pip
+	$(MIN_VENV)/bin/pip install -q -r tests/minimums.txt
+	$(MIN_VENV)/bin/pip install -q --no-deps -e .
+	$(MIN_VENV)/bin/pip install -q pytest mmh3 "moto[s3,server]>=5.0.20" duckdb polars
+	$(MIN_VENV)/bin/python -m pytest -q $(MIN_TESTS)
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
 clean:
-	rm -rf $(VENV) $(ORACLES) .pytest_cache
+	rm -rf $(VENV) $(MIN_VENV) $(ORACLES) .pytest_cache

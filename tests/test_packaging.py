@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import email
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -50,7 +51,7 @@ def test_wheel_metadata(wheel: Path):
     assert not any(r.startswith(("pyspark", "s3fs", "pandas", "rich")) for r in base), base
     extras = set(meta.get_all("Provides-Extra"))
     assert {"spark", "s3", "cli", "test"} <= extras
-    assert 's3fs>=2025.7.0; extra == "s3"' in requires
+    assert 's3fs>=2026.3.0; extra == "s3"' in requires
     # the version is written once: pyproject reads it from the package
     text = (REPO / "pyproject.toml").read_text()
     project = text[text.index("[project]\n"):text.index("\n[", text.index("[project]\n") + 1)].splitlines()
@@ -92,3 +93,21 @@ print(json.dumps({{"rows": sorted(t.to_arrow().column("id").to_pylist()), "s3": 
     got = json.loads(result.stdout)
     assert got["rows"] == [1, 2, 3] and got["pyspark"] is False and got["version"] == paimon_ds.__version__
     assert "pip install 'paimon_ds[s3]'" in got["s3"]
+
+
+def test_minimums_file_pins_the_lower_bounds_pyproject_admits():
+    """`make minimums` installs tests/minimums.txt: each pin is the `>=` bound of the same package in pyproject."""
+    text = (REPO / "pyproject.toml").read_text()
+    bounds = dict(re.findall(r'"([A-Za-z0-9_.]+)(?:\[[a-z,]+\])?>=([0-9][0-9.]*)', text))
+    pins = dict(re.findall(r"^([A-Za-z0-9_.]+)(?:\[[a-z,]+\])?==([0-9.]+)$",
+                           (REPO / "tests" / "minimums.txt").read_text(), re.M))
+    runtime = {"pyarrow", "numpy", "pandas", "fastavro", "cramjam", "backports.zstd", "fsspec", "s3fs", "pyspark",
+               "rich"}
+    assert set(pins) == runtime
+    def release(version: str) -> tuple[int, ...]:  # 18 == 18.0.0
+        parts = [int(p) for p in version.split(".")]
+        while parts and parts[-1] == 0:
+            parts.pop()
+        return tuple(parts)
+
+    assert {n: release(pins[n]) for n in runtime} == {n: release(bounds[n]) for n in runtime}

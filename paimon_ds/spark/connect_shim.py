@@ -24,17 +24,18 @@ import tempfile
 from typing import Any
 
 from pyspark import cloudpickle
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, DataSourceStreamWriter
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceStreamArrowWriter,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+)
 
 from .connect import artifact_zip
 
-try:  # pyspark >= 4.1
-    from pyspark.sql.datasource import DataSourceStreamArrowWriter
-except ImportError:  # pragma: no cover - pyspark 4.0
-    DataSourceStreamArrowWriter = None
-try:  # pyspark >= 4.1
+try:  # pyspark >= 4.2
     from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
-except ImportError:  # pragma: no cover - pyspark 4.0
+except ImportError:  # pragma: no cover - pyspark 4.1
     SupportsTriggerAvailableNow = None
 
 # A module name that exists nowhere: cloudpickle pickles what claims to live there by value.
@@ -117,7 +118,7 @@ class _ShippedSource(DataSource):
 
     def streamWriter(self, schema: Any, overwrite: bool) -> Any:
         real = self._real.streamWriter(schema, overwrite)
-        arrow = DataSourceStreamArrowWriter is not None and isinstance(real, DataSourceStreamArrowWriter)
+        arrow = isinstance(real, DataSourceStreamArrowWriter)
         shim = _shim_class("ShippedStreamWriter", (DataSourceStreamArrowWriter if arrow else DataSourceStreamWriter,),
                            _STREAM_WRITER_METHODS, self._zip_name, self._zip_bytes)
         obj = shim.__new__(shim)

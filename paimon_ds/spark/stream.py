@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 from pyspark import TaskContext
-from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSourceStreamArrowWriter, DataSourceStreamReader, InputPartition
 from pyspark.sql.types import StructType
 
 from ..operation.messages import CommitMessage
@@ -31,14 +31,6 @@ from .write import PaimonCommitMessage, delete_job_files, refuse_cross_partition
 QUERY_ID_PROPERTY = "sql.streaming.queryId"
 BATCH_ID_PROPERTY = "streaming.sql.batchId"
 
-try:  # Spark 4.1+: micro-batches reach the writer as Arrow batches
-    from pyspark.sql.datasource import DataSourceStreamArrowWriter as StreamWriterBase
-except ImportError:  # pragma: no cover - Spark 4.0: rows (converted to Arrow per chunk, see arrow_batches)
-    from pyspark.sql.datasource import DataSourceStreamWriter as StreamWriterBase
-
-# Rows per Arrow batch when Spark hands the writer rows (Spark 4.0)
-ROW_CHUNK = 8192
-
 try:  # Spark 4.2+: admission control and Trigger.AvailableNow for Python sources
     from pyspark.sql.streaming.datasource import (
         ReadAllAvailable,
@@ -47,7 +39,7 @@ try:  # Spark 4.2+: admission control and Trigger.AvailableNow for Python source
         ReadMaxRows,
         SupportsTriggerAvailableNow,
     )
-except ImportError:  # pragma: no cover - Spark 4.0/4.1
+except ImportError:  # pragma: no cover - Spark 4.1
     ReadAllAvailable = ReadMaxBytes = ReadMaxFiles = ReadMaxRows = None
 
     class SupportsTriggerAvailableNow:  # type: ignore[no-redef]
@@ -71,22 +63,7 @@ def stream_commit_user(options: dict[str, str], query_id: str) -> str:
     return (f"{prefix}_" if prefix else "") + f"spark-stream-{query_id}"
 
 
-def arrow_batches(items: Iterator, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    """The writer's input as Arrow batches: as given (Spark 4.1+), or rows gathered per chunk (4.0)."""
-    chunk: list[dict] = []
-    for item in items:
-        if isinstance(item, pa.RecordBatch):
-            yield item
-            continue
-        chunk.append(item.asDict(recursive=True))
-        if len(chunk) >= ROW_CHUNK:
-            yield pa.RecordBatch.from_pylist(chunk, schema=schema)
-            chunk = []
-    if chunk:
-        yield pa.RecordBatch.from_pylist(chunk, schema=schema)
-
-
-class PaimonStreamWriter(StreamWriterBase):
+class PaimonStreamWriter(DataSourceStreamArrowWriter):
     def __init__(self, path: str, options: dict[str, str], schema: StructType, overwrite: bool,
                  storage_options: dict | None) -> None:
         self.options = options
@@ -107,7 +84,7 @@ class PaimonStreamWriter(StreamWriterBase):
         table_write = self.table.new_write(job_prefix=stream_job_prefix(query_id, batch_id), overwrite=self.overwrite,
                                            **layout)
         try:
-            for batch in arrow_batches(iterator, self.input_schema):
+            for batch in iterator:  # micro-batches reach the writer as Arrow batches
                 table_write.write_arrow(batch)
             messages = table_write.prepare_commit()
         except BaseException:
@@ -181,7 +158,7 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadMaxBytes(limit.max_bytes)
 
     def latestOffset(self, start: dict | None = None, limit=None) -> dict:
-        if start is None:  # Spark 4.0/4.1 call latestOffset() without arguments
+        if start is None:  # Spark 4.1 calls latestOffset() without arguments
             start = self.last_end or self.initialOffset()
             limit = None
         end = self.scan.latest_position(StreamPosition.from_offset(start), _to_stream_limit(limit),

@@ -129,26 +129,6 @@ def test_stream_into_a_table_with_other_columns_is_refused(spark, tmp_path, tabl
     assert rows(table_path) == [{"id": 1, "other": "x"}]
 
 
-def test_row_input_becomes_the_same_arrow_batches(spark):
-    """Spark 4.0 hands a stream writer Rows, not Arrow: the conversion must give the same data."""
-    from paimon_ds.spark import stream
-    from paimon_ds.spark.types import input_arrow_schema
-    df = spark.sql("""SELECT id, CAST(id AS STRING) AS s, named_struct('a', id, 'b', array(id, id + 1)) AS nested,
-                             map('k', id) AS m,
-                             TIMESTAMP'2024-03-01 10:00:00' + make_interval(0, 0, 0, 0, 0, 0, id) AS ts,
-                             IF(id % 3 = 0, NULL, id * 1.5) AS d
-                      FROM range(0, 20000)""")
-    schema = input_arrow_schema(df.schema)
-    expected = df.toArrow()
-    batches = list(stream.arrow_batches(iter(df.collect()), schema))
-    assert [b.num_rows for b in batches] == [stream.ROW_CHUNK, stream.ROW_CHUNK, 20000 - 2 * stream.ROW_CHUNK]
-    got = pa.Table.from_batches(batches)
-    assert got.to_pylist() == expected.cast(got.schema).to_pylist()
-    # Arrow batches (Spark 4.1+) pass through untouched
-    arrow_in = expected.to_batches()
-    assert list(stream.arrow_batches(iter(arrow_in), schema)) == arrow_in
-
-
 def test_append_stream_compacts_small_files(spark, tmp_path, table_path):
     """A long stream into an append table must not pile up small files: the committer rewrites them."""
     source = tmp_path / "in"
