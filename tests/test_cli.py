@@ -286,7 +286,8 @@ def test_errors_are_one_line_with_exit_codes_and_change_nothing(tmp_path):
         (["describe", path, "-o", "s3.endpoint"], 2, "--option: expected KEY=VALUE, got 's3.endpoint'"),
         (["describe", path, "--limit", "-1"], 2, "--limit must be >= 0 (0: every snapshot), got -1"),
         (["expire", path, "--older-than", "3 fortnights"], 2,
-         "--older-than: not a duration: '3 fortnights' (use e.g. 30 min, 1 h, 7 d)"),
+         "--older-than: not a duration: '3 fortnights' (unit 'fortnights' is not one of Paimon's: d, h, min, m, s, "
+         "ms, µs, ns, day(s), hour(s), minute(s), sec(s), second(s), milli(s), micro(s), nano(s)...)"),
         (["compact", path, "--partitions", "dt=a"], 2, f"--partitions: table {path} is not partitioned; it has no "
                                                        "partitions [{'dt': 'a'}]"),
         (["describe", path, "--options-file", str(tmp_path / "nope.properties")], 2,
