@@ -144,8 +144,13 @@ def environment_has_credentials(timeout: float = CREDENTIALS_CHECK_SECONDS) -> b
     return answer[0] if answer else None
 
 
+# Hadoop's vectored-read tuning, which Spark 4.2 sets on every session: nothing a user chose, nothing s3fs reads
+SPARK_DEFAULT_S3A_TUNING = "spark.hadoop.fs.s3a.vectored."
+
+
 def spark_conf_storage(conf: Mapping[str, str]) -> dict[str, str]:
     """`fs.s3a.*` settings from Spark conf entries `spark.hadoop.fs.s3a.*` (the names users already set)."""
     prefix = "spark.hadoop."
     return {k[len(prefix):]: v for k, v in conf.items()
-            if k.startswith(prefix + "fs.s3a.") or k.startswith(prefix + "fs.s3.")}
+            if (k.startswith(prefix + "fs.s3a.") or k.startswith(prefix + "fs.s3."))
+            and not k.startswith(SPARK_DEFAULT_S3A_TUNING)}

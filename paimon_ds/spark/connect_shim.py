@@ -30,13 +30,9 @@ from pyspark.sql.datasource import (
     DataSourceStreamReader,
     DataSourceStreamWriter,
 )
+from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from .connect import artifact_zip
-
-try:  # pyspark >= 4.2
-    from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
-except ImportError:  # pragma: no cover - pyspark 4.1
-    SupportsTriggerAvailableNow = None
 
 # A module name that exists nowhere: cloudpickle pickles what claims to live there by value.
 SHIPPED_MODULE = "_paimon_ds_shipped"
@@ -109,8 +105,7 @@ class _ShippedSource(DataSource):
 
     def streamReader(self, schema: Any) -> Any:
         real = self._real.streamReader(schema)
-        bases = tuple(b for b in (DataSourceStreamReader, SupportsTriggerAvailableNow)
-                      if b is not None and isinstance(real, b))
+        bases = tuple(b for b in (DataSourceStreamReader, SupportsTriggerAvailableNow) if isinstance(real, b))
         shim = _shim_class("ShippedStreamReader", bases, _STREAM_READER_METHODS, self._zip_name, self._zip_bytes)
         obj = shim.__new__(shim)
         obj._real = real

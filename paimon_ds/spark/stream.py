@@ -15,6 +15,13 @@ from dataclasses import dataclass
 import pyarrow as pa
 from pyspark import TaskContext
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import (  # admission control, Trigger.AvailableNow
+    ReadAllAvailable,
+    ReadMaxBytes,
+    ReadMaxFiles,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
 from pyspark.sql.types import StructType
 
 from ..operation.messages import CommitMessage
@@ -31,19 +38,6 @@ from .write import PaimonCommitMessage, delete_job_files, refuse_cross_partition
 QUERY_ID_PROPERTY = "sql.streaming.queryId"
 BATCH_ID_PROPERTY = "streaming.sql.batchId"
 
-try:  # Spark 4.2+: admission control and Trigger.AvailableNow for Python sources
-    from pyspark.sql.streaming.datasource import (
-        ReadAllAvailable,
-        ReadMaxBytes,
-        ReadMaxFiles,
-        ReadMaxRows,
-        SupportsTriggerAvailableNow,
-    )
-except ImportError:  # pragma: no cover - Spark 4.1
-    ReadAllAvailable = ReadMaxBytes = ReadMaxFiles = ReadMaxRows = None
-
-    class SupportsTriggerAvailableNow:  # type: ignore[no-redef]
-        pass
 
 
 @dataclass
@@ -149,8 +143,8 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def getDefaultReadLimit(self):
         limit = self.default_limit
-        if ReadAllAvailable is None or limit.unlimited:
-            return ReadAllAvailable() if ReadAllAvailable is not None else None
+        if limit.unlimited:
+            return ReadAllAvailable()
         if limit.max_files is not None:
             return ReadMaxFiles(limit.max_files)
         if limit.max_rows is not None:
@@ -158,7 +152,7 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadMaxBytes(limit.max_bytes)
 
     def latestOffset(self, start: dict | None = None, limit=None) -> dict:
-        if start is None:  # Spark 4.1 calls latestOffset() without arguments
+        if start is None:  # the no-argument form of Spark's API: continue from the last end
             start = self.last_end or self.initialOffset()
             limit = None
         end = self.scan.latest_position(StreamPosition.from_offset(start), _to_stream_limit(limit),
@@ -204,7 +198,7 @@ def _parse_limit(options: dict[str, str]) -> StreamLimit:
 
 
 def _to_stream_limit(limit) -> StreamLimit | None:
-    if limit is None or ReadAllAvailable is None or isinstance(limit, ReadAllAvailable):
+    if limit is None or isinstance(limit, ReadAllAvailable):
         return None
     if isinstance(limit, ReadMaxFiles):
         return StreamLimit(max_files=limit.max_files)

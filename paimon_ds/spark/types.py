@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
-
 import pyarrow as pa
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
@@ -31,17 +29,11 @@ def spark_schema(arrow_schema: pa.Schema) -> StructType:
     return from_arrow_schema(pa.schema(fields))
 
 
-# TIMESTAMP columns as Arrow timestamps in UTC (TIMESTAMP_NTZ stays naive): pyspark 4.1 says so with
-# `timestamp_utc=True`, later releases with `timezone="UTC"`
-_UTC = ({"timezone": "UTC"} if "timezone" in inspect.signature(to_arrow_schema).parameters
-        else {"timestamp_utc": True})
-
-
 def arrow_schema_for_spark(schema: StructType) -> pa.Schema:
     """The exact Arrow schema Spark expects from read() for ``schema`` (nullability included)."""
-    return to_arrow_schema(schema, **_UTC)
+    return to_arrow_schema(schema, timezone="UTC")
 
 
 def input_arrow_schema(schema: StructType) -> pa.Schema:
     """The Arrow schema of the batches a writer receives for a DataFrame of ``schema``."""
-    return to_arrow_schema(schema, **_UTC)
+    return to_arrow_schema(schema, timezone="UTC")
