@@ -42,7 +42,7 @@ VALUE_KIND = "_VALUE_KIND"  # a primary-key file's row kind column (+I 0, -U 1, 
 @dataclass(frozen=True)
 class RawFile:
     """A data file a columnar reader may read: its location, format, deletion vector and whether its rows carry
-    a row kind to filter on (primary-key files)."""
+    a row kind to filter on (primary-key files that may hold -U / -D rows)."""
 
     path: str
     file_name: str
@@ -107,7 +107,10 @@ def split_raw_files(table: Table, splits: list[Split]) -> tuple[list[RawFile], l
 
 def _raw(split: Split, f: DataFileMeta, keyed: bool) -> RawFile:
     deletion = split.deletion_files.get(f.file_name) if split.deletion_files else None
-    return RawFile(split.file_path(f), f.file_name, format_of(f.file_name), deletion, keyed)
+    # a primary-key file's delete count (Paimon's _DELETE_ROW_COUNT: its -U and -D rows) of 0 says every row is an
+    # insert or update: no row kind to read and filter on; an unknown count (None, older writers) may hold some
+    retractions = keyed and (f.delete_row_count is None or f.delete_row_count > 0)
+    return RawFile(split.file_path(f), f.file_name, format_of(f.file_name), deletion, retractions)
 
 
 def _field_signature(fields) -> list[tuple[int, str, str]]:

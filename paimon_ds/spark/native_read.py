@@ -26,7 +26,7 @@ from pyspark.sql.types import ByteType, StructField, StructType
 
 from ..deletionvectors.index_file import read_vector
 from ..operation.raw_files import VALUE_KIND, RawFile, raw_readable_table, split_raw_files
-from ..storage import split_storage
+from ..storage import S3_PROTOCOLS, protocol_of, split_storage
 from ..table import Table
 from .bucket_expr import quoted
 from .options import ONLY_FILES_OPTION, SPARK_OPTIONS, session_storage, storage_options
@@ -53,8 +53,10 @@ def read(spark: SparkSession, path: str, options: dict[str, str], native: bool =
 
     if not native:
         return python_source()
+    # the session's fs.s3a.* settings matter to S3 paths only (reading all of a session's conf costs ~30 ms)
+    session = session_storage(spark) if protocol_of(path) in S3_PROTOCOLS else {}
     table = Table.load(path, {k: v for k, v in split_storage(opts)[0].items() if k not in SPARK_OPTIONS},
-                       storage_options(opts, session_storage(spark)))
+                       storage_options(opts, session))
     schema = spark_schema(table.arrow_schema())
     if raw_readable_table(table) is not None or not distinct_ignoring_case(schema.names):
         return python_source()
@@ -85,14 +87,13 @@ def distinct_ignoring_case(names: list[str]) -> bool:
 
 def raw_frame(spark: SparkSession, table: Table, files: list[RawFile], schema: StructType) -> DataFrame:
     """The rows of ``files`` in ``schema`` (the table's columns), read by Spark's own readers."""
-    groups: dict[tuple[str, bool], list[RawFile]] = defaultdict(list)
+    groups: dict[tuple[str, bool, bool], list[RawFile]] = defaultdict(list)
     for f in files:
-        groups[(f.format, f.deletion is not None)].append(f)
+        groups[(f.format, f.deletion is not None, f.keyed)].append(f)
     columns = [F.col(quoted(n)) for n in schema.names]
     frames = []
-    for (fmt, with_deletions), group in sorted(groups.items()):
+    for (fmt, with_deletions, keyed), group in sorted(groups.items()):
         fields = [StructField(f.name, f.dataType, True) for f in schema.fields]
-        keyed = group[0].keyed
         if keyed:
             fields.append(StructField(VALUE_KIND, ByteType(), True))
         df = spark.read.schema(StructType(fields)).format(fmt).load([jvm_uri(table.path, f.path) for f in group])

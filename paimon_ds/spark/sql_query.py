@@ -105,6 +105,8 @@ def attached_path(ctx: SqlContext, relation: Any, shadowed: set[str]) -> tuple[s
 
 def attached_name(ctx: SqlContext, database: str, table: str) -> tuple[str, str] | None:
     """The (database, table) attach() recorded for a name, matched ignoring case as Spark resolves names."""
+    if ctx.spark.conf.get(f"{ATTACHED_CONF}.{database}.{table}", None) is not None:
+        return database, table  # as written: one lookup, not a scan of the session's conf
     prefix = ATTACHED_CONF + "."
     wanted = (database.lower(), table.lower())
     for key in ctx.spark.conf.getAll:

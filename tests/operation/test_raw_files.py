@@ -33,7 +33,8 @@ def test_primary_key_bucket_is_raw_only_as_one_sorted_run(tmp_path):
     _write(Table.for_write(path, SCHEMA, options), [1, 2, 3], restore=BucketRestore())
     table = Table.load(path)
     raw, rest = split_raw_files(table, table.new_scan().plan())
-    assert len(raw) == 1 and raw[0].keyed and rest == []
+    # inserts only (the file's delete count is 0): no row kind to read and filter on
+    assert len(raw) == 1 and not raw[0].keyed and rest == []
     _write(Table.for_write(path, SCHEMA, options), [2], restore=BucketRestore.from_table(Table.load(path)))
     table = Table.load(path)
     raw, rest = split_raw_files(table, table.new_scan().plan())
@@ -45,3 +46,17 @@ def test_tables_with_types_a_columnar_reader_gives_differently_stay_python(tmp_p
     table = Table.for_write(str(tmp_path / "nested"), schema, {})
     assert "xs ARRAY<INT>" in raw_readable_table(table)
 
+
+
+def test_primary_key_file_with_retractions_carries_its_row_kind(tmp_path):
+    """A file whose delete count says it holds -U / -D rows is read with its row kind, which drops them."""
+    path = str(tmp_path / "pk")
+    table = Table.for_write(path, SCHEMA, {"primary-key": "id", "bucket": "1"})
+    write = table.new_write(restore=BucketRestore(), row_kind_column="kind")
+    write.write_arrow(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"], "kind": ["+I", "-D", "+I"]}))
+    table.new_commit().commit(write.prepare_commit())
+    table = Table.load(path)
+    splits = table.new_scan().plan()
+    assert [f.delete_row_count for s in splits for f in s.files] == [1]
+    raw, rest = split_raw_files(table, splits)
+    assert len(raw) == 1 and raw[0].keyed and rest == []
