@@ -111,7 +111,7 @@ def test_attach_sql_and_table_api_with_nothing_installed_on_server(server, tmp_p
     assert result["sql_tables"] == [["t"]]
     assert result["sql_snapshots"] == [[1, "APPEND"], [2, "APPEND"]]
     # paimon_ds.sql needs Spark's parser through py4j: refused at once, naming what Connect lacks
-    assert result["paimon_sql"]["type"] == "paimon_ds.spark.sql.SqlError"
+    assert result["paimon_sql"]["type"] == "paimon_ds.errors.SqlError"
     assert "Spark Connect client cannot reach" in result["paimon_sql"]["message"]
     assert result["compact"] == "COMPACT"
     latest = [[2, "B"], [3, "merged"], [4, "D"], [5, "E"], [9, "new"]]
