@@ -28,7 +28,7 @@ from .fs import StorageError
 from .operation.evolution import DataEvolutionError
 from .operation.messages import CommitConflict
 from .options import OptionError
-from .read_api import MissingDependencyError, Scan
+from .read_api import MissingDependencyError, Scan, time_travel_options
 from .schema_change import ColumnAlreadyExists, ColumnNotFound
 from .snapshot import SnapshotNotFound
 from .spark.options import MissingCredentialsError  # pyspark-free module
@@ -128,15 +128,8 @@ def read(spark: SparkSession, path: str, snapshot_id: int | None = None, timesta
     Files that need no merging are read by Spark's own parquet / ORC reader (column pruning, filter pushdown,
     no Python), the rest by the `paimon` source, at the same snapshot (paimon_ds.spark.native_read); the rows
     and column types are those of `spark.read.format("paimon")`. ``native`` False: the source alone."""
-    if sum(x is not None for x in (snapshot_id, timestamp, tag)) > 1:
-        raise ValueError("time travel takes one of snapshot_id, timestamp or tag")
-    opts = {str(k): str(v) for k, v in (options or {}).items()}
-    if snapshot_id is not None:
-        opts["scan.snapshot-id"] = str(snapshot_id)
-    if timestamp is not None:
-        opts["scan.timestamp-millis"] = str(procedures.to_millis(timestamp))
-    if tag is not None:
-        opts["scan.tag-name"] = tag
+    # the same scan.* option, and the same refusal of two at once, as Table.scan's time travel
+    opts = {**{str(k): str(v) for k, v in (options or {}).items()}, **time_travel_options(snapshot_id, tag, timestamp)}
     from .spark.native_read import read as read_table  # pyspark: loaded on use
     return read_table(spark, path, opts, native)
 
