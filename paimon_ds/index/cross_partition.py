@@ -85,6 +85,12 @@ def is_cross_partition(schema: TableSchema) -> bool:
         not set(schema.partition_keys) <= set(schema.primary_keys)
 
 
+def needs_global_index(schema: TableSchema, bucket: int) -> bool:
+    """Whether a write's rows get their partition and bucket from the table's global key index: a
+    cross-partition upsert table with dynamic buckets (bucket=-1)."""
+    return bucket == -1 and is_cross_partition(schema)
+
+
 def index_ttl_seconds(table: Table) -> float | None:
     """``cross-partition-upsert.index-ttl`` in seconds: index entries older than it read as absent."""
     ttl_ms = table.options.get("cross-partition-upsert.index-ttl")

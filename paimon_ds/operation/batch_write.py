@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..format.partition import PartitionFilter
-from ..index.cross_partition import is_cross_partition
+from ..index.cross_partition import needs_global_index
 from ..options import OptionError
 from ..snapshot import Snapshot
 from ..types import SchemaError, conform_array
@@ -180,7 +180,7 @@ def write_batches(table: Table, batches: Iterable[pa.RecordBatch], overwrite: bo
     when an append wrote nothing. ``overwrite``: replace the whole table, or with the `dynamic-partition-overwrite`
     option the partitions written; ``partition``: replace that static partition (a partial spec: every partition
     under it)."""
-    if table.schema.primary_keys and table.bucket == -1 and is_cross_partition(table.schema):
+    if needs_global_index(table.schema, table.bucket):
         raise OptionError(f"Paimon table {table.path} is a cross-partition upsert table (its primary key "
                           f"{list(table.schema.primary_keys)} lacks a partition key, bucket=-1): its rows get their "
                           "partition from a global key index that only paimon_ds.write (Spark) builds. Nothing was "

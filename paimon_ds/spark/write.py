@@ -13,7 +13,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from ..format.partition import PartitionFilter
-from ..index.cross_partition import is_cross_partition
+from ..index.cross_partition import needs_global_index
 from ..io.names import job_file_prefix, new_job_prefix
 from ..mergetree.files import MAX_WRITE_TASKS
 from ..operation.messages import CommitMessage
@@ -177,7 +177,7 @@ def refuse_cross_partition(table: Table, entry: str) -> None:
     global key index, bootstrapped from the data. paimon_ds.write builds it once per assigner of its shuffle;
     without a shuffle every task of the write would have to build the whole index (at 100M keys 125 s and
     3.3 GB of disk each, see the README), so these writes are refused instead."""
-    if table.schema.primary_keys and table.bucket == -1 and is_cross_partition(table.schema):
+    if needs_global_index(table.schema, table.bucket):
         missing = [k for k in table.partition_keys if k not in table.schema.primary_keys]
         raise OptionError(
             f"{entry} cannot write {table.path}: it is a cross-partition upsert table (its primary key "

@@ -5,6 +5,7 @@ deletion vectors, partitions, buckets and time travel; the plan shows which side
 from __future__ import annotations
 
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -166,38 +167,52 @@ def _suite_tables(root: Path) -> list[Path]:
                   and any(p.glob("snapshot-*")))
 
 
+def _snapshots_to_compare(path: Path) -> list[tuple[str, int, int]]:
+    """(path, snapshot id, files Spark reads) of a suite table's earliest and latest snapshots that have files
+    for Spark's reader and at most 50k rows; none for tables tests broke on purpose."""
+    try:
+        table = Table.load(str(path))
+        snapshots = table.snapshot_manager.list_ids()
+    except Exception:  # noqa: BLE001 - tables tests broke on purpose, or without a schema: not readable
+        return []
+    found = []
+    for snapshot_id in sorted({snapshots[0], snapshots[-1]}) if snapshots else []:
+        try:
+            at = Table.load(str(path), {"scan.snapshot-id": str(snapshot_id)})
+            splits = at.new_scan().plan()
+            raw, _ = split_raw_files(at, splits)
+            if raw and sum(f.row_count for s in splits for f in s.files) <= 50_000:
+                found.append((str(path), snapshot_id, len(raw)))
+        except Exception:  # noqa: BLE001 - a table a test broke on purpose: nothing to plan
+            continue
+    return found
+
+
 @pytest.mark.after_suite
 def test_native_read_equals_python_source_on_every_table_of_the_suite(spark, tmp_path_factory):
     """After the other tests: every table they left on local disk, at its latest and earliest snapshots, reads
     the same through paimon_ds.read as through the Python source (where any of its files go to Spark)."""
-    compared, native_files, unreadable = 0, 0, []
-    failures = []
-    for path in _suite_tables(tmp_path_factory.getbasetemp()):
+    items = [item for path in _suite_tables(tmp_path_factory.getbasetemp()) for item in _snapshots_to_compare(path)]
+
+    def compare(item: tuple[str, int, int]) -> str:
+        """"same", "differs" or "unreadable" (through the Python source too: nothing to compare)."""
+        path, snapshot_id, _ = item
         try:
-            table = Table.load(str(path))
-            snapshots = table.snapshot_manager.list_ids()
-        except Exception:  # noqa: BLE001 - tables tests broke on purpose, or without a schema: not readable
-            continue
-        for snapshot_id in sorted({snapshots[0], snapshots[-1]}) if snapshots else []:
-            try:
-                at = Table.load(str(path), {"scan.snapshot-id": str(snapshot_id)})
-                raw, _ = split_raw_files(at, at.new_scan().plan())
-                if not raw or sum(f.row_count for s in at.new_scan().plan() for f in s.files) > 50_000:
-                    continue
-            except Exception:  # noqa: BLE001 - a table a test broke on purpose: nothing to plan
-                continue
-            try:
-                python = paimon_ds.read(spark, str(path), snapshot_id=snapshot_id, native=False)
-                expected = (type_signature(python), row_multiset(python))
-            except Exception:  # noqa: BLE001 - unreadable through the Python source too: nothing to compare
-                unreadable.append(str(path))
-                continue
-            native = paimon_ds.read(spark, str(path), snapshot_id=snapshot_id)
-            got = (type_signature(native), row_multiset(native))
-            compared += 1
-            native_files += len(raw)
-            if got != expected:
-                failures.append(f"{path} at snapshot {snapshot_id}")
+            python = paimon_ds.read(spark, path, snapshot_id=snapshot_id, native=False)
+            expected = (type_signature(python), row_multiset(python))
+        except Exception:  # noqa: BLE001
+            return "unreadable"
+        native = paimon_ds.read(spark, path, snapshot_id=snapshot_id)
+        return "same" if (type_signature(native), row_multiset(native)) == expected else "differs"
+
+    # two driver threads: most of a comparison of small tables is driver-side latency (planning, py4j, job
+    # scheduling), which a second thread overlaps; Spark runs jobs of several threads side by side
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        outcomes = list(pool.map(compare, items))
+    unreadable = [item[0] for item, o in zip(items, outcomes) if o == "unreadable"]
+    failures = [f"{item[0]} at snapshot {item[1]}" for item, o in zip(items, outcomes) if o == "differs"]
+    compared = len(items) - len(unreadable)
+    native_files = sum(item[2] for item, o in zip(items, outcomes) if o != "unreadable")
     if compared == 0 and not unreadable:
         pytest.skip("no table left by other tests (run with the suite)")
     # a few tables are broken on purpose; most must read, or this check checked nothing
