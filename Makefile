@@ -23,8 +23,16 @@ oracles: $(ORACLES)/.ready
 demo: $(STAMP)
 	$(BIN)/python -m paimon_ds.demo
 
+# The suite in two worker processes (it waits on JVMs, subprocesses and Spark's scheduling more than it computes:
+# one process keeps 1.4 of the 2 cores busy), then the after_suite check on every table the workers left.
+SUITE_TMP := .pytest-suite
 test: $(STAMP) $(ORACLES)/.ready
-	$(BIN)/python -m pytest -q --durations=15
+	rm -rf $(SUITE_TMP)
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --basetemp=$(SUITE_TMP)/run --durations=15 \
+		-m "not bench and not soak and not after_suite"
+	PAIMON_DS_SUITE_TABLES=$(CURDIR)/$(SUITE_TMP)/run $(BIN)/python -m pytest -q -s --basetemp=$(SUITE_TMP)/after \
+		-m after_suite
+	rm -rf $(SUITE_TMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m pytest -q -m bench -s -p no:cacheprovider -o addopts=""
@@ -50,4 +58,4 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 clean:
-	rm -rf $(VENV) $(MIN_VENV) $(ORACLES) .pytest_cache
+	rm -rf $(VENV) $(MIN_VENV) $(ORACLES) .pytest_cache $(SUITE_TMP)

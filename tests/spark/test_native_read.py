@@ -189,10 +189,10 @@ def _snapshots_to_compare(path: Path) -> list[tuple[str, int, int]]:
 
 
 @pytest.mark.after_suite
-def test_native_read_equals_python_source_on_every_table_of_the_suite(spark, tmp_path_factory):
+def test_native_read_equals_python_source_on_every_table_of_the_suite(spark, suite_tables_root):
     """After the other tests: every table they left on local disk, at its latest and earliest snapshots, reads
     the same through paimon_ds.read as through the Python source (where any of its files go to Spark)."""
-    items = [item for path in _suite_tables(tmp_path_factory.getbasetemp()) for item in _snapshots_to_compare(path)]
+    items = [item for path in _suite_tables(suite_tables_root) for item in _snapshots_to_compare(path)]
 
     def compare(item: tuple[str, int, int]) -> str:
         """"same", "differs" or "unreadable" (through the Python source too: nothing to compare)."""
@@ -205,9 +205,10 @@ def test_native_read_equals_python_source_on_every_table_of_the_suite(spark, tmp
         native = paimon_ds.read(spark, path, snapshot_id=snapshot_id)
         return "same" if (type_signature(native), row_multiset(native)) == expected else "differs"
 
-    # two driver threads: most of a comparison of small tables is driver-side latency (planning, py4j, job
-    # scheduling), which a second thread overlaps; Spark runs jobs of several threads side by side
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    # four driver threads: most of a comparison of small tables is driver-side latency (planning, py4j, job
+    # scheduling, Spark's ~0.2 s per query of a Python source), which more threads overlap; Spark runs jobs of
+    # several threads side by side (676 snapshots: 2 threads 74 s per 200, 4 threads 65 s)
+    with ThreadPoolExecutor(max_workers=4) as pool:
         outcomes = list(pool.map(compare, items))
     unreadable = [item[0] for item, o in zip(items, outcomes) if o == "unreadable"]
     failures = [f"{item[0]} at snapshot {item[1]}" for item, o in zip(items, outcomes) if o == "differs"]
