@@ -3,9 +3,12 @@
 (a) Spark's built-in parquet write vs a paimon_ds primary-key table (bucket=4, random int64 keys) of
     the same DataFrame, through df.write.format("paimon") and through paimon_ds.write (clustered).
     The same run times the Python data source floor (a writer that discards Spark's batches), and the
-    clustered path's own floor (the same rows shuffled into 2 partitions, then discarded). Issue 21's
-    targets (df.write.format("paimon") <= 1.25x the floor, clustered <= 3x Spark parquet) are printed as
-    met or NOT met; the assertions guard what was reached (2.0x the floor, 4.0x parquet).
+    clustered path's own floor (the same rows shuffled into 2 partitions, then discarded), and the
+    sorted-file floors (bench/sorted_sink.py: a writer that only sorts each bucket by key and encodes it as
+    Paimon's default parquet, with and without the shuffle). Issue 21's targets (df.write.format("paimon")
+    <= 1.25x the floor, clustered <= 3x Spark parquet) are printed as met or NOT met, beside whether the
+    sorted-file floor leaves them reachable; the assertions guard what was reached (2.0x the floor, 4.0x
+    parquet).
 (b) Core write throughput in one process on the same rows: paimon_ds's TableWrite vs pypaimon 2.1
     (its oracle venv, tests/bench/pypaimon_write.py): paimon_ds >= 30x pypaimon's rows/s.
 (c) Merge-on-read of 10 level-0 runs (10 commits of overlapping keys, no compaction) by the core
@@ -33,6 +36,7 @@ import pyarrow.parquet as pq
 import pytest
 from bench.null_sink import register as register_null_sink
 from bench.rounds import interleaved, timed
+from bench.sorted_sink import register as register_sorted_sink
 from bench.write_profile import format_shares, stage_shares, write_task
 
 import paimon_ds
@@ -106,7 +110,18 @@ def test_pk_write_vs_spark_parquet(spark, tmp_path):
         """The clustered path's floor: the same shuffle into 2 partitions, then the rows to Python workers."""
         df.repartition(2, "id").write.format(null_sink).mode("append").save()
 
-    times = interleaved([spark_parquet, python_floor, shuffled_floor, paimon_format, paimon_clustered])
+    sorted_sink = register_sorted_sink(spark)
+
+    def sorted_floor() -> None:
+        """The least any Python writer of these files does: sort each bucket by key, encode it (bench/sorted_sink)."""
+        df.write.format(sorted_sink).mode("append").option("key", "id").save()
+
+    def shuffled_sorted_floor() -> None:
+        """The same after the clustered path's shuffle."""
+        df.repartition(2, "id").write.format(sorted_sink).mode("append").option("key", "id").save()
+
+    times = interleaved([spark_parquet, python_floor, shuffled_floor, sorted_floor, shuffled_sorted_floor,
+                         paimon_format, paimon_clustered])
     runs = len(times["paimon_format"])
     best = {name: min(ts) for name, ts in times.items()}
     last = Table.load(str(wh / f"clustered{count[0]}"))
@@ -131,12 +146,22 @@ def test_pk_write_vs_spark_parquet(spark, tmp_path):
     task_rows = _rows(SPARK_ROWS // 2, seed=7)
     print(format_shares("    profile of one task's primary-key write (5M rows, bucket=4)",
                         *stage_shares(write_task(str(tmp_path / "profiled"), task_rows, PK))))
-    # Issue 21's targets (1.25x the floor, 3x parquet) are not met: the tasks' own Python work (key sort,
-    # parquet encoding, routing) is about 1.9 s per core on these rows, already in numpy / pyarrow C code
+    # Issue 21's targets (1.25x the floor, 3x parquet) are not met. The sorted-file floors say why: a writer doing
+    # only the sort and the parquet encoding that Paimon's files require already costs more than the targets allow
     # (README, "Speed"). The guards below hold what was reached, so that a regression fails here.
-    for label, value, target in (("df.write.format('paimon') / floor", best["paimon_format"] / floor, 1.25),
-                                 ("clustered / spark parquet", ratio_clustered, 3.0)):
-        print(f"    issue 21 target {label} <= {target}x: {'met' if value <= target else 'NOT met'} ({value:.2f}x)")
+    sorted_over_floor = best["sorted_floor"] / floor
+    shuffled_sorted_ratio = best["shuffled_sorted_floor"] / best["spark_parquet"]
+    print(f"    sorted-file floor / floor = {sorted_over_floor:.2f}x (no Python writer of a primary-key table beats "
+          f"it; df.write.format('paimon') / sorted-file floor = {best['paimon_format'] / best['sorted_floor']:.2f}x)")
+    print(f"    shuffled sorted-file floor / spark parquet = {shuffled_sorted_ratio:.2f}x (the same after the "
+          f"clustered path's shuffle; clustered / it = "
+          f"{best['paimon_clustered'] / best['shuffled_sorted_floor']:.2f}x)")
+    for label, value, target, bound in (
+            ("df.write.format('paimon') / floor", best["paimon_format"] / floor, 1.25, sorted_over_floor),
+            ("clustered / spark parquet", ratio_clustered, 3.0, shuffled_sorted_ratio)):
+        reachable = "reachable" if bound <= target else f"out of reach of any Python writer: its floor is {bound:.2f}x"
+        print(f"    issue 21 target {label} <= {target}x: {'met' if value <= target else 'NOT met'} ({value:.2f}x; "
+              f"{reachable})")
     assert best["paimon_format"] / floor <= 2.0, \
         f"df.write.format('paimon') PK write costs {best['paimon_format'] / floor:.2f}x the Python data source floor"
     assert ratio_clustered <= 4.0, f"paimon_ds.write (clustered) costs {ratio_clustered:.2f}x Spark's parquet write"
