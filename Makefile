@@ -27,7 +27,7 @@ demo: $(STAMP)
 # one process keeps 1.4 of the 2 cores busy), then the after_suite check on every table the workers left.
 SUITE_TMP := .pytest-suite
 test: $(STAMP) $(ORACLES)/.ready
-	rm -rf $(SUITE_TMP)
+	rm -rf $(SUITE_TMP) && mkdir -p $(SUITE_TMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --basetemp=$(SUITE_TMP)/run --durations=15 \
 		-m "not bench and not soak and not after_suite"
 	PAIMON_DS_SUITE_TABLES=$(CURDIR)/$(SUITE_TMP)/run $(BIN)/python -m pytest -q -s --basetemp=$(SUITE_TMP)/after \
