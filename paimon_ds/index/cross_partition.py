@@ -51,7 +51,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..format.binary_row import deserialize_row, encode_rows
-from ..mergetree.merge import Aggregation, FirstRow, PartialUpdate, merge_engine
+from ..mergetree.aggregation import Aggregation
+from ..mergetree.engine import FirstRow
+from ..mergetree.merge import merge_engine
+from ..mergetree.partial_update import PartialUpdate
 from ..options import parse_duration_ms
 from ..types import SchemaError, to_arrow_type
 from .bucket_assigner import BUCKET_COLUMN

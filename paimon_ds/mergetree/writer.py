@@ -27,9 +27,10 @@ from ..deletionvectors.maintainer import DeletionVectorsMaintainer, drop_positio
 from ..format.binary_row import deserialize_row
 from ..manifest.meta import DataFileMeta, FileSource
 from .compact import CompactionOptions, UniversalCompaction, drop_delete, sorted_runs
+from .engine import FirstRow, MergeEngine
 from .files import KeyValueFileWriter, read_kv_file, row_sequence, run_sequence, with_sequence
 from .kv import KeyValueLayout
-from .merge import FirstRow, MergeEngine, merge_sorted_runs
+from .merge import merge_sorted_runs
 
 if TYPE_CHECKING:
     from ..io.names import DataFileNamer

@@ -21,7 +21,8 @@ from ..io.data_files import AppendFileWriter
 from ..io.names import DataFileNamer
 from ..manifest.meta import DataFileMeta, FileSource
 from ..mergetree.compact import CompactionOptions, UniversalCompaction, sorted_runs
-from ..mergetree.merge import FirstRow, merge_engine
+from ..mergetree.engine import FirstRow
+from ..mergetree.merge import merge_engine
 from ..mergetree.writer import MergeTreeWriter
 from ..options import OptionError
 from ..row_tracking import data_evolution_enabled, row_tracking_enabled, system_fields

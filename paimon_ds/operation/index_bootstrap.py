@@ -26,9 +26,12 @@ from ..format.binary_row import deserialize_row, encode_rows, serialize_row
 from ..format.data_file import open_data_file
 from ..index.cross_partition import BOOTSTRAP_SCHEMA, CrossPartitionAssigner, index_ttl_seconds
 from ..index.keys import key_channels, large_binary_array
+from ..mergetree.aggregation import Aggregation
 from ..mergetree.compact import sorted_runs
+from ..mergetree.engine import FirstRow, MergeEngine
 from ..mergetree.kv import DELETE, KEY_PREFIX, KIND, SEQ, UPDATE_BEFORE, KeyValueLayout, group_starts
-from ..mergetree.merge import Aggregation, FirstRow, MergeEngine, PartialUpdate, merge_engine, merge_sorted_runs
+from ..mergetree.merge import merge_engine, merge_sorted_runs
+from ..mergetree.partial_update import PartialUpdate
 from ..types import SchemaError, conform_array, to_arrow_type
 from .scan import Split, TableScan, all_levels
 

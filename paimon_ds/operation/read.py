@@ -17,9 +17,10 @@ from ..deletionvectors.index_file import read_vector
 from ..deletionvectors.maintainer import drop_positions
 from ..format.data_file import open_data_file
 from ..mergetree.compact import sorted_runs
+from ..mergetree.engine import FirstRow, MergeEngine
 from ..mergetree.files import read_kv_file
 from ..mergetree.kv import KIND
-from ..mergetree.merge import FirstRow, MergeEngine, merge_engine, merge_sorted_runs
+from ..mergetree.merge import merge_engine, merge_sorted_runs
 from ..predicate import Predicate
 from ..row_tracking import SYSTEM_COLUMNS, columns_requested, row_tracking_enabled, system_fields
 from ..types import conform_array

@@ -18,8 +18,9 @@ import pyarrow as pa
 import pytest
 
 from paimon_ds import OptionError, SchemaError, Table
+from paimon_ds.mergetree.engine import MergeEngine
 from paimon_ds.mergetree.kv import DELETE, INSERT, KIND, SEQ, UPDATE_AFTER, UPDATE_BEFORE, KeyValueLayout
-from paimon_ds.mergetree.merge import MergeEngine, merge_engine, merge_sorted_runs
+from paimon_ds.mergetree.merge import merge_engine, merge_sorted_runs
 from paimon_ds.options import Options
 from paimon_ds.schema import TableSchema
 
