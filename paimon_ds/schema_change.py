@@ -44,7 +44,7 @@ from .branch import MAIN_BRANCH, branch_path, load_branch_schema
 from .casts.rules import INTEGERS, castable
 from .errors import EXIT_NOT_FOUND
 from .fs import FileIO
-from .options import LOCAL_KEYS, OptionError, Options, is_known_key, option_for, validate
+from .options import IMMUTABLE_OPTIONS, LOCAL_KEYS, OptionError, Options, is_known_key, option_for, validate
 from .schema import SCHEMA_VERSION, SchemaManager, TableNotFound, TableSchema
 from .schema_checks import KEY_FIELD_PREFIX, SYSTEM_FIELD_NAMES, is_reserved_name, schema_problems
 from .snapshot import SnapshotManager
@@ -61,13 +61,6 @@ from .types import (
     parse_type,
 )
 
-# Paimon 0.9 CoreOptions fields annotated @Immutable (CoreOptions.IMMUTABLE_OPTIONS), and the 1.x ones paimon_ds
-# interprets (where index files live).
-IMMUTABLE_OPTIONS = frozenset({
-    "bucket-key", "merge-engine", "ignore-delete", "sequence.field", "partial-update.remove-record-on-delete",
-    "rowkind.field", "primary-key", "partition", "force-lookup", "index-file-in-data-file-dir",
-    "row-tracking.enabled", "data-evolution.enabled",  # @Immutable in Paimon 1.x
-})
 # how many times a schema change is applied again onto a schema another writer created first
 MAX_ATTEMPTS = 100
 
@@ -270,7 +263,12 @@ class _State:
                 raise SchemaError(f"position {position!r} is not valid: use None (last), 'first', First() or "
                                   "After(column)")
             position = First()
-        if position is None:
+        if position is None and self.old.partition_keys and Options(self.old.options).get(
+                "add-column-before-partition"):
+            # Paimon 1.x: an added column without a position goes before the first partition column
+            first = min(i for i, f in enumerate(self.fields) if f.name in self.old.partition_keys)
+            self.fields.insert(first, field)
+        elif position is None:
             self.fields.append(field)
         elif isinstance(position, First):
             self.fields.insert(0, field)
@@ -307,6 +305,12 @@ class _State:
                               "place rows in buckets")
         f = self.fields[i]
         target = _to_paimon_type(c.type, f.type.nullable, FieldIdAllocator(0)).copy(f.type.nullable)
+        if target != f.type and not _widens(f.type, target) and Options(self.old.options).get(
+                "disable-explicit-type-casting"):
+            # Paimon 1.x then takes implicit casts only; paimon_ds takes the widenings, a subset of them
+            raise SchemaError(f"cannot change column {c.name!r} from {f.type.sql()} to {target.sql()}: the table "
+                              "sets 'disable-explicit-type-casting', so only widening changes are allowed (paimon_ds "
+                              "takes these: wider integers, FLOAT to DOUBLE, wider DECIMAL, longer VARCHAR/VARBINARY)")
         if target != f.type and not _widens(f.type, target) and not castable(f.type, target):
             raise SchemaError(f"cannot change column {c.name!r} from {f.type.sql()} to {target.sql()}: Paimon's "
                               "cast table has no cast that reads the values written before as the new type (it "
