@@ -479,7 +479,8 @@ BEING_IMPLEMENTED = frozenset({
     "record-level.expire-time", "record-level.time-field", "record-level.time-field-type",
     "changelog-producer", "changelog-producer.row-deduplicate", "changelog-producer.row-deduplicate-ignore-fields",
     "lookup-wait", "lookup-compact", "lookup-compact.max-interval", "force-lookup",
-    "bucket", "postpone.batch-write-fixed-bucket", "postpone.batch-write-fixed-bucket.max-parallelism",
+    # with `bucket` = -2 (postpone buckets)
+    "postpone.batch-write-fixed-bucket", "postpone.batch-write-fixed-bucket.max-parallelism",
     "postpone.batch-write-fixed-bucket.rescale-load-factor", "postpone.default-bucket-num", "postpone.merge-on-read",
     "postpone.target-row-num-per-bucket", "postpone.target-size-per-bucket",
 })
@@ -778,8 +779,8 @@ def markdown_tables() -> list[str]:
     registry = ["| option | default | effect | meaning |", "| --- | --- | --- | --- |"]
     for o in OPTIONS.values():
         also = f" Also read as {', '.join(f'`{k}`' for k in o.fallback_keys)}." if o.fallback_keys else ""
-        registry.append(f"| `{o.key}` | `{_shown(o.shown_default or o.default)}` | {EFFECT_SHOWN[effect_of(o)]} "
-                        f"| {o.doc}{also} |")
+        effect = _effect_shown(o.key, effect_of(o))
+        registry.append(f"| `{o.key}` | `{_shown(o.shown_default or o.default)}` | {effect} | {o.doc}{also} |")
     lines = sorted(KEY_EFFECTS.values(), key=lambda e: e.key.lower())
     refused = ["| key | no-op values | a table storing another value refuses | with it, Paimon |",
                "| --- | --- | --- | --- |"]
@@ -791,19 +792,24 @@ def markdown_tables() -> list[str]:
         if e.issue is not None:
             note = (f"refused unless {_no_ops_shown(e)}; a table storing another value refuses "
                     f"{_blocks_shown(e)}; with it, Paimon {e.note}" if e.effect == REFUSED else e.note)
-            maintenance.append(f"| `{e.key}` | {EFFECT_SHOWN[e.effect]} | {note} |")
+            maintenance.append(f"| `{e.key}` | {_effect_shown(e.key, e.effect)} | {note} |")
     others = ["| effect | keys |", "| --- | --- |"]
-    for effect in EFFECTS:
-        keys = [e.key for e in lines if e.effect == effect and e.issue is None and e.effect != REFUSED
-                and e.key not in OPTIONS]
-        if keys:
-            others.append(f"| {EFFECT_SHOWN[effect]} | {', '.join(f'`{k}`' for k in keys)} |")
+    groups: dict[str, list[str]] = {}
+    for e in sorted(lines, key=lambda e: (EFFECTS.index(e.effect), e.key in BEING_IMPLEMENTED, e.key.lower())):
+        if e.issue is None and e.effect != REFUSED and e.key not in OPTIONS:
+            groups.setdefault(_effect_shown(e.key, e.effect), []).append(e.key)
+    for shown in groups:  # in EFFECTS' order, as the keys' effects sort
+        others.append(f"| {shown} | {', '.join(f'`{k}`' for k in groups[shown])} |")
     return ["\n".join(t) for t in (registry, refused, maintenance, others)]
 
 
 def markdown_table() -> str:
     """The README's option tables, as one text (their rows, in order: tests/test_readme.py compares them)."""
     return "\n".join(markdown_tables())
+
+
+def _effect_shown(key: str, effect: str) -> str:
+    return EFFECT_SHOWN[effect] + (" (being implemented)" if key in BEING_IMPLEMENTED else "")
 
 
 def _no_ops_shown(line: KeyEffect) -> str:

@@ -29,7 +29,8 @@ from paimon_ds.options import (
     validate,
 )
 from paimon_ds.schema import SchemaManager
-from paimon_ds.schema_change import SetOption, commit_changes
+from paimon_ds.schema_change import AddColumn, SetOption, UpdateColumnType, commit_changes
+from paimon_ds.types import SchemaError
 
 PACKAGE = Path(options_module.__file__).resolve().parent
 
@@ -291,3 +292,44 @@ def test_immutable_options_are_paimon_0_9_and_1_x_ones() -> None:
             "data-evolution.enabled", "index-file-in-data-file-dir", "type", "dynamic-bucket.initial-buckets",
             "pk-clustering-override", "sequence.snapshot-ordering", "primary-key.nullable"} <= IMMUTABLE_OPTIONS
     assert all(key_effect(k) is not None or k in OPTIONS or k.startswith("blob-external") for k in IMMUTABLE_OPTIONS)
+
+
+# ------------------------------------------------------------------ ALTER options paimon_ds honours (Paimon 1.x)
+def test_add_column_before_partition(tmp_path) -> None:
+    """Paimon 1.x SchemaManager.commitChanges: with `add-column-before-partition`, an AddColumn without a position
+    goes before the first partition column of a partitioned table (the option as stored before the change)."""
+    path = str(tmp_path / "t")
+    write_arrow(path, pa.table({"id": [1], "dt": ["d1"], "v": ["a"]}), partition_by="dt",
+                options={"add-column-before-partition": "true"})
+    commit_changes(path, [AddColumn("x", pa.int64()), AddColumn("y", pa.int64(), position="first")])
+    assert Table.load(path).schema.field_names == ["y", "id", "x", "dt", "v"]
+    unpartitioned = str(tmp_path / "u")
+    write_arrow(unpartitioned, pa.table({"id": [1]}), options={"add-column-before-partition": "true"})
+    commit_changes(unpartitioned, AddColumn("x", pa.int64()))
+    assert Table.load(unpartitioned).schema.field_names == ["id", "x"]
+    # without it (Paimon's default) an added column goes last
+    plain = str(tmp_path / "p")
+    write_arrow(plain, pa.table({"id": [1], "dt": ["d1"]}), partition_by="dt")
+    commit_changes(plain, AddColumn("x", pa.int64()))
+    assert Table.load(plain).schema.field_names == ["id", "dt", "x"]
+
+
+def test_disable_explicit_type_casting(tmp_path) -> None:
+    """Paimon 1.x: with `disable-explicit-type-casting`, ALTER changes a column's type by implicit casts only;
+    paimon_ds takes the widenings (a subset of those) and refuses the rest, which it otherwise allows."""
+    path = str(tmp_path / "t")
+    write_arrow(path, pa.table({"id": pa.array([1], pa.int32()), "n": pa.array([5], pa.int64())}),
+                options={"disable-explicit-type-casting": "true"})
+    before = _listing(Path(path))
+    with pytest.raises(SchemaError, match="sets 'disable-explicit-type-casting', so only widening changes"):
+        commit_changes(path, UpdateColumnType("n", pa.int32()))
+    with pytest.raises(SchemaError, match="disable-explicit-type-casting"):
+        commit_changes(path, UpdateColumnType("n", pa.string()))
+    assert _listing(Path(path)) == before
+    commit_changes(path, UpdateColumnType("id", pa.int64()))
+    assert Table.load(path).to_arrow().to_pylist() == [{"id": 1, "n": 5}]
+    # without it, the explicit cast BIGINT -> INT is allowed, as in Paimon
+    plain = str(tmp_path / "p")
+    write_arrow(plain, pa.table({"n": pa.array([5], pa.int64())}))
+    commit_changes(plain, UpdateColumnType("n", pa.int32()))
+    assert Table.load(plain).to_arrow().to_pylist() == [{"n": 5}]
