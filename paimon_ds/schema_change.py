@@ -19,10 +19,14 @@ Rules (Paimon 0.9 unless marked "paimon_ds"):
   primary-key and bucket-key columns keep their types (their bytes place rows in partitions and
   buckets; Paimon 0.9 refuses partition columns only);
 - nullability only goes from NOT NULL to nullable, never for a primary-key column;
-- options are checked as a new table's are (unknown keys, invalid values); once the table has a
-  snapshot, Paimon's immutable options (`CoreOptions.IMMUTABLE_OPTIONS`) cannot be set or removed, and
+- options are checked as a new table's are (unknown keys, invalid values, keys paimon_ds refuses); once the table
+  has a snapshot, Paimon's immutable options (`CoreOptions.IMMUTABLE_OPTIONS`: 0.9's and those 1.x added,
+  `options.IMMUTABLE_OPTIONS`, which per-job options may not change either) cannot be set or removed, and
   neither can `bucket` (changing it needs a rescale of the data: paimon_ds refuses every change);
   `primary-key` and `partition` are fixed at creation; per-job options (scan.*, path) are not table options;
+- an added column without a position goes last, or before the first partition column with
+  `add-column-before-partition` (Paimon 1.x); with `disable-explicit-type-casting` (Paimon 1.x) a column type
+  only widens;
 - the new schema must pass the checks a new table gets (bucket keys, sequence and rowkind fields,
   `fields.<col>.*` options naming columns, the layouts paimon_ds writes: `paimon_ds.schema_checks`); a
   problem the table already had before the change does not block it (a table Java created with options
