@@ -1,8 +1,16 @@
-"""Every option paimon_ds honours, with its default, check and doc (the README table is made from it).
+"""Every option paimon_ds interprets, with its default, check, effect and doc (the README tables are made from it),
+and what every other key Paimon defines does here (`paimon_option_keys.txt`).
 
 Table options are Paimon's own keys. Any key Paimon defines is accepted and stored in the schema
 file, as Paimon's own Spark connector does; a key nobody defines is refused, because a typo in an
-option name would otherwise be silently ignored.
+option name would otherwise be silently ignored. Each key carries its effect: honoured (paimon_ds does
+what Paimon does), no effect on results (a tuning knob, another engine's or a catalog's setting), or
+refused: set to anything but a no-op value it is refused before anything is written, and a table that
+stores such a value refuses the reads or writes it would change (check_supported).
+
+Per-job options overlay the stored ones in one place, Table.__init__, which refuses through
+check_job_options a job value of an immutable option that differs from the table's, as Paimon's
+AbstractFileStoreTable.copy does.
 """
 
 from __future__ import annotations
@@ -248,6 +256,9 @@ class Option:
     fallback_keys: tuple[str, ...] = ()  # Paimon's other names of the option (withFallbackKeys), read in order
     deprecated_keys: tuple[str, ...] = ()  # paimon_ds's old names, still read, with a warning once
     shown_default: str | None = None  # the default as a user writes it, where the parsed one reads worse
+    # what paimon_ds does with it (HONOURED, TUNING, REFUSED); None: as paimon_option_keys.txt classifies the key,
+    # else HONOURED (see effect_of)
+    effect: str | None = None
 
     @property
     def is_pattern(self) -> bool:
@@ -324,6 +335,11 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("write.merge-schema.explicit-cast", False, parse_bool,
            "With write.merge-schema: also change column types to the data's when only an explicit cast reaches "
            "them (e.g. BIGINT to INT, numbers to STRING), as Paimon allows.", table=False),
+    Option("add-column-before-partition", False, parse_bool, "ALTER TABLE: a column added without a position goes "
+           "before the first partition column instead of last (Paimon 1.x; partitioned tables)."),
+    Option("disable-explicit-type-casting", False, parse_bool, "ALTER TABLE: column types change only by widening "
+           "(wider integers, FLOAT to DOUBLE, wider DECIMAL, longer VARCHAR/VARBINARY), not by explicit casts "
+           "(Paimon 1.x takes its implicit casts, a superset)."),
     Option("dynamic-partition-overwrite", False, parse_bool,
            "true: mode('overwrite') on a partitioned table replaces only the partitions written (the same as "
            "option partitionOverwriteMode=dynamic); false replaces the whole table.", table=False),
@@ -373,6 +389,9 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "streaming writes then do not compact either.", fallback_keys=("write.compaction-skip",)),
     Option("deletion-vectors.merge-on-read", False, parse_bool, "Deletion-vector primary-key tables: batch reads "
            "merge level 0 in instead of skipping it (Paimon 2.0)."),
+    Option("deletion-vectors.modifiable", False, parse_bool, "true: a read or write option may turn "
+           "`deletion-vectors.enabled` on or off for that job (Paimon 1.x refuses the change otherwise: rows could "
+           "show twice)."),
     Option("index-file-in-data-file-dir", False, parse_bool, "Hash index and deletion-vector files go in the bucket's "
            "data directory instead of `index/` (Paimon 1.x; fixed when the table is created)."),
     Option("scan.mode", "default", enum_parser(*STARTUP_MODES),
@@ -430,18 +449,101 @@ _warned_deprecated: set[str] = set()
 
 # Keys that configure this package or the path, never stored in the table.
 LOCAL_KEYS = {"path"}
-_PREFIXES = ("fields.", "file-index.", "spark.", "fs.", "s3.", "s3a.", "hadoop.", "paimon_ds.")
+# Families accepted whole: file indexes (which only speed reads: no effect on results), storage and engine
+# settings, and paimon_ds's own job options. Field-level keys (`fields.<column>.*`) must be a family of the keys file.
+_PREFIXES = ("file-index.", "spark.", "fs.", "s3.", "s3a.", "hadoop.", "paimon_ds.")
 
 
-def _known_paimon_keys() -> tuple[frozenset[str], list[re.Pattern[str]]]:
+# What a key does in paimon_ds (the classes of paimon_option_keys.txt, whose header explains them).
+HONOURED = "honoured"
+TUNING = "tuning"
+ENGINE = "engine"
+CATALOG = "catalog"
+COMPANION = "companion"
+REFUSED = "refused"
+EFFECTS = (HONOURED, TUNING, ENGINE, CATALOG, COMPANION, REFUSED)
+# what a stored refused value blocks (check_supported's ``operation``)
+WRITE, READ, EXPIRE, TAG = "write", "read", "expire", "tag"
+_BLOCKABLE = (WRITE, READ, EXPIRE, TAG)
+
+# Keys other work of issue 31 implements (merge-engine options, changelog producers, postpone buckets, record
+# expiry): classified honoured and never refused here; the audit's check that a code path reads every honoured
+# key skips them until they land (tests/test_option_audit.py). Reconcile after merging: a key whose reader is in,
+# leaves this set.
+BEING_IMPLEMENTED = frozenset({
+    "sequence.field.sort-order", "ignore-update-before", "aggregation.remove-record-on-delete",
+    "partial-update.remove-record-on-delete", "partial-update.remove-record-on-sequence-group",
+    "fields.#.sequence-group", "fields.#.aggregate-function", "fields.default-aggregate-function",
+    "fields.#.ignore-retract", "fields.#.distinct", "fields.#.list-agg-delimiter", "fields.#.nested-key",
+    "fields.#.nested-key-null-strategy", "fields.#.nested-sequence-field", "fields.#.count-limit", "fields.#.ts-field",
+    "record-level.expire-time", "record-level.time-field", "record-level.time-field-type",
+    "changelog-producer", "changelog-producer.row-deduplicate", "changelog-producer.row-deduplicate-ignore-fields",
+    "lookup-wait", "lookup-compact", "lookup-compact.max-interval", "force-lookup",
+    # with `bucket` = -2 (postpone buckets)
+    "postpone.batch-write-fixed-bucket", "postpone.batch-write-fixed-bucket.max-parallelism",
+    "postpone.batch-write-fixed-bucket.rescale-load-factor", "postpone.default-bucket-num", "postpone.merge-on-read",
+    "postpone.target-row-num-per-bucket", "postpone.target-size-per-bucket",
+})
+
+
+@dataclass(frozen=True)
+class KeyEffect:
+    """One line of paimon_option_keys.txt: a key Paimon defines and what paimon_ds does with it."""
+
+    key: str
+    effect: str
+    issue: str | None = None  # "32": commit-time maintenance, for issue 32 to implement
+    no_ops: frozenset[str] = frozenset()  # refused keys: the values (lower-cased, trimmed) that change nothing
+    blocks: frozenset[str] = frozenset()  # refused keys: what a stored value refuses (WRITE, READ, EXPIRE, TAG)
+    note: str = ""  # refused keys: what Paimon does with the key, which paimon_ds does not
+
+    @property
+    def is_pattern(self) -> bool:
+        return "#" in self.key
+
+    def changes_behaviour(self, value: Any) -> bool:
+        """Whether ``value`` of this refused key makes Paimon do what paimon_ds does not."""
+        return value is not None and str(value).strip().lower() not in self.no_ops
+
+
+def _key_effects() -> list[KeyEffect]:
     text = resources.files("paimon_ds").joinpath("paimon_option_keys.txt").read_text()
-    keys = [k.strip() for k in text.splitlines() if k.strip() and not k.startswith("#")]
-    plain = frozenset(k for k in keys if "#" not in k)
-    patterns = [re.compile(re.escape(k).replace("\\#", "[^.]+")) for k in keys if "#" in k]
-    return plain, patterns
+    out = []
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.split(None, 5)
+        key, effect, issue, no_ops, blocks = (parts + ["-"] * 5)[:5]
+        if effect not in EFFECTS:
+            raise ValueError(f"paimon_option_keys.txt: {key}: effect {effect!r} is not one of {EFFECTS}")
+        values = frozenset("" if v == "''" else v.lower() for v in no_ops.split(",")) if no_ops != "-" else frozenset()
+        out.append(KeyEffect(key, effect, None if issue == "-" else issue, values,
+                             frozenset(blocks.split("+")) - {"-"}, parts[5] if len(parts) > 5 else ""))
+    return out
 
 
-_PAIMON_KEYS, _PAIMON_PATTERNS = _known_paimon_keys()
+KEY_EFFECTS: dict[str, KeyEffect] = {e.key: e for e in _key_effects()}
+_KEY_EFFECTS_BY_LOWER = {k.lower(): e for k, e in KEY_EFFECTS.items() if not e.is_pattern}
+_KEY_EFFECT_PATTERNS = [(re.compile(re.escape(e.key).replace("\\#", "[^.]+")), e)
+                        for e in KEY_EFFECTS.values() if e.is_pattern]
+_PAIMON_KEYS = frozenset(k for k in KEY_EFFECTS if "#" not in k)
+
+
+def key_effect(key: str) -> KeyEffect | None:
+    """The line of paimon_option_keys.txt that ``key`` names (itself, lower-cased by Spark, or a key of a family
+    such as `fields.price.default-value`), or None."""
+    found = KEY_EFFECTS.get(key) or _KEY_EFFECTS_BY_LOWER.get(key.lower())
+    if found is not None and not found.is_pattern:
+        return found
+    return next((e for p, e in _KEY_EFFECT_PATTERNS if p.fullmatch(key)), None)
+
+
+def effect_of(option: Option) -> str:
+    """A registered option's effect: its own, else its key's class in paimon_option_keys.txt, else honoured."""
+    if option.effect is not None:
+        return option.effect
+    line = KEY_EFFECTS.get(option.key)
+    return line.effect if line is not None else HONOURED
 
 
 def option_for(key: str) -> Option | None:
@@ -455,8 +557,7 @@ def option_for(key: str) -> Option | None:
 
 def is_known_key(key: str) -> bool:
     return (option_for(key) is not None or key in LOCAL_KEYS or key in _PAIMON_KEYS
-            or key.startswith(_PREFIXES)
-            or any(p.fullmatch(key) for p in _PAIMON_PATTERNS))
+            or key.startswith(_PREFIXES) or key_effect(key) is not None)
 
 
 def _parsed(option: Option, key: str, value: str) -> Any:
@@ -476,6 +577,17 @@ def validate(options: Mapping[str, str]) -> None:
         option = option_for(key)
         if option is not None and value is not None:
             _parsed(option, key, value)
+        refuse_setting(key, value)
+
+
+def refuse_setting(key: str, value: Any) -> None:
+    """Refuse a user's setting (a new table's option, ALTER SET, a read or write option) of a key paimon_ds does
+    not implement, unless the value changes nothing."""
+    line = key_effect(key)
+    if line is not None and line.effect == REFUSED and line.changes_behaviour(value):
+        raise OptionError(f"option {key}={value!r} is not supported by paimon_ds: with it, Paimon {line.note}"
+                          + (f" (no-op values: {', '.join(repr(v) for v in sorted(line.no_ops))})"
+                             if line.no_ops else " (leave it unset)"))
 
 
 class Options:
@@ -508,6 +620,141 @@ class Options:
         return Options({**self.raw, **{k: v for k, v in extra.items() if v is not None}})
 
 
+# ----------------------------------------------------------------- stored values paimon_ds does not implement
+_DOING = {WRITE: ("writes", "written"), READ: ("reads", "read"), EXPIRE: ("snapshot expiry", "expired"),
+          TAG: ("tag creation", "created")}
+
+
+def unsupported_stored(options: Mapping[str, Any], operation: str) -> list[tuple[str, str, KeyEffect]]:
+    """The (key, value, line) of each refused key in ``options`` (a table's, maybe with a job's overlaid) whose value
+    changes what ``operation`` (WRITE, READ, EXPIRE, TAG) does in Paimon."""
+    if operation not in _BLOCKABLE:
+        raise ValueError(f"operation {operation!r} is not one of {_BLOCKABLE}")
+    out = []
+    for key, value in options.items():
+        line = key_effect(str(key))
+        if (line is not None and line.effect == REFUSED and operation in line.blocks
+                and line.changes_behaviour(value)):
+            out.append((str(key), str(value), line))
+    return out
+
+
+def check_supported(options: Mapping[str, Any] | Options, operation: str, path: str) -> None:
+    """Refuse, before anything is read or written, a ``operation`` on the table at ``path`` whose options (stored,
+    e.g. by Java Paimon, or given) hold a value of a key paimon_ds does not implement that changes it."""
+    raw = options.raw if isinstance(options, Options) else options
+    found = unsupported_stored(raw, operation)
+    if found:
+        doing, done = _DOING[operation]
+        reasons = "; ".join(f"{key}={value!r}: with it, Paimon {line.note}" for key, value, line in found)
+        keys = ", ".join(key for key, _, _ in found)
+        raise OptionError(f"Paimon table {path}: its option(s) {reasons}. paimon_ds does not do that, so its {doing} "
+                          f"of this table would differ from Java Paimon's; nothing was {done}. Remove {keys} "
+                          "(ALTER TABLE ... UNSET TBLPROPERTIES, or schema_change.RemoveOption) if the table does "
+                          "not need it, or use Java Paimon here")
+
+
+# ----------------------------------------------------------------- immutable options, per job
+# Paimon's CoreOptions fields annotated @Immutable (CoreOptions.IMMUTABLE_OPTIONS): 0.9's, and those Paimon 1.x
+# (up to master) added. Paimon refuses a table copy whose dynamic (per-job) options change one
+# (AbstractFileStoreTable.checkImmutability), and an ALTER that changes one once the table holds data.
+IMMUTABLE_OPTIONS = frozenset({
+    # Paimon 0.9
+    "bucket-key", "merge-engine", "ignore-delete", "sequence.field", "partial-update.remove-record-on-delete",
+    "rowkind.field", "primary-key", "partition", "force-lookup",
+    # Paimon 1.x
+    "data-file.path-directory", "sequence.field.sort-order", "partial-update.remove-record-on-sequence-group",
+    "aggregation.remove-record-on-delete", "bucket-function.type", "row-tracking.enabled", "data-evolution.enabled",
+    "index-file-in-data-file-dir", "blob-field", "blob-descriptor-field", "blob-view-field",
+    "blob-external-storage-path", "blob-external-storage-field", "pk-clustering-override", "type",
+    "sequence.snapshot-ordering", "primary-key.nullable", "dynamic-bucket.initial-buckets",
+})
+# How an immutable key paimon_ds does not register is compared: its parser and default (Paimon's).
+_IMMUTABLE_FORMS: dict[str, tuple[Callable[[str], Any], Any]] = {
+    "force-lookup": (parse_bool, False), "aggregation.remove-record-on-delete": (parse_bool, False),
+    "pk-clustering-override": (parse_bool, False), "sequence.snapshot-ordering": (parse_bool, False),
+    "primary-key.nullable": (parse_bool, False),
+    "sequence.field.sort-order": (enum_parser("ascending", "descending"), "ascending"),
+    "bucket-function.type": (enum_parser("default", "mod", "hive"), "default"),
+    "type": (enum_parser("table", "format-table", "materialized-table", "object-table", "lance-table",
+                         "iceberg-table", "chain-table"), "table"),
+    "partial-update.remove-record-on-sequence-group": (parse_list, []),
+    "blob-field": (parse_list, []), "blob-descriptor-field": (parse_list, []), "blob-view-field": (parse_list, []),
+}
+
+
+def _immutable_value(key: str, options: Mapping[str, str], given: str | None = None) -> Any:
+    """The value of immutable ``key`` that Paimon compares: ``given``, else the one in ``options`` (its default
+    when unset), parsed as Paimon parses it, so that `Deduplicate` is `deduplicate` and `a, b` is `a,b`."""
+    option = option_for(key)
+    if option is not None and option.key == key:
+        value = Options({key: given}).get(key) if given is not None else Options(options).get(key)
+        return [] if value is None and option.parse is parse_list else value
+    parse, default = _IMMUTABLE_FORMS.get(key, (str, None))
+    text = given if given is not None else options.get(key)
+    if text is None:
+        return default
+    try:
+        return parse(text)
+    except ValueError:
+        return text  # a value Paimon would refuse: compared as written
+
+
+def check_job_options(stored: Mapping[str, str], job: Mapping[str, Any], primary_keys: list[str],
+                      partition_keys: list[str]) -> None:
+    """Refuse per-job options (of a load, a read or a write) that would change what the table's stored options fix,
+    as Paimon's AbstractFileStoreTable.copy refuses them: an immutable option's value other than the table's
+    (values are compared as Paimon parses them; Paimon compares the text, so it also refuses `Deduplicate` for
+    `deduplicate`, which paimon_ds takes), the bucket count, and (Paimon 1.x) the deletion-vector mode
+    unless `deletion-vectors.modifiable`. ``primary_keys`` / ``partition_keys``: the table's."""
+    for key, value in job.items():
+        if value is None:
+            continue
+        value = str(value)
+        option = option_for(key)
+        name = option.key if option is not None and not option.is_pattern else key
+        if name in ("primary-key", "partition"):
+            table_keys = list(primary_keys if name == "primary-key" else partition_keys)
+            if parse_list(value) != table_keys:
+                raise OptionError(f"option {key}={value!r} differs from the table's {name} {table_keys}: a table's "
+                                  f"{name} is fixed when it is created")
+        elif name == "bucket-key" and "bucket-key" not in stored:
+            # unset, a primary-key table's bucket key is its primary key minus the partition keys (Paimon's
+            # default; an append table without one has no fixed buckets)
+            default = [k for k in primary_keys if k not in partition_keys]
+            if parse_list(value) != default:
+                raise OptionError(f"option {key}={value!r} differs from the table's bucket-key (unset: "
+                                  f"{', '.join(default) or 'none'}): bucket-key cannot change once a table is created "
+                                  "(Paimon: \"Change 'bucket-key' is not supported yet\")")
+        elif name == "bucket":
+            if _immutable_value(name, stored, value) != _immutable_value(name, stored):
+                raise OptionError(f"option bucket={value} differs from the table's bucket "
+                                  f"{stored.get('bucket', '-1')} (rescaling is not supported; Paimon: \"Cannot change "
+                                  "bucket number through dynamic options\")")
+        elif name in IMMUTABLE_OPTIONS:
+            if _immutable_value(name, stored, value) != _immutable_value(name, stored):
+                raise OptionError(f"option {key}={value!r} differs from the table's {name} "
+                                  f"{_stored_shown(name, stored)}: {name} cannot change once a table is created "
+                                  f"(Paimon: \"Change '{name}' is not supported yet\"); leave the option out, or give "
+                                  "the table's value")
+        elif name == "deletion-vectors.enabled":
+            modifiable = {**stored, **{k: str(v) for k, v in job.items() if v is not None}}.get(
+                "deletion-vectors.modifiable", "false")
+            if (str(modifiable).lower() != "true"
+                    and _immutable_value(name, stored, value) != _immutable_value(name, stored)):
+                raise OptionError(f"option {key}={value!r} differs from the table's {name} "
+                                  f"{_stored_shown(name, stored)}: changing the deletion-vector mode could show "
+                                  "rows twice (Paimon 1.x refuses it unless 'deletion-vectors.modifiable' = 'true')")
+
+
+def _stored_shown(key: str, stored: Mapping[str, str]) -> str:
+    if key in stored:
+        return repr(stored[key])
+    default = _immutable_value(key, {})
+    shown = "unset" if default in (None, []) else f"{_shown(default)!r}, the default"
+    return f"({shown})" if shown == "unset" else shown
+
+
 def table_options(options: Mapping[str, str]) -> dict[str, str]:
     """The subset of user options that belongs in the schema file of a new table."""
     skip = {"partition", "primary-key"} | LOCAL_KEYS | {k for k, o in OPTIONS.items() if not o.table}
@@ -520,10 +767,55 @@ def _shown(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def markdown_table() -> str:
-    """The README's table of options: key, default as a user writes it, meaning, other names read."""
-    rows = ["| option | default | meaning |", "| --- | --- | --- |"]
+# how the README names each effect
+EFFECT_SHOWN = {HONOURED: "honoured", TUNING: "no effect on results (tuning)", ENGINE: "no effect (another engine's)",
+                CATALOG: "no effect (a catalog's)", COMPANION: "no effect by itself", REFUSED: "refused"}
+
+
+def markdown_tables() -> list[str]:
+    """The README's tables of options: the registry (key, default as a user writes it, effect, meaning, other names
+    read); the refused keys of paimon_option_keys.txt (no-op values, what a stored value refuses, what Paimon does);
+    the commit-time maintenance keys (issue 32); every other key Paimon defines, by effect."""
+    registry = ["| option | default | effect | meaning |", "| --- | --- | --- | --- |"]
     for o in OPTIONS.values():
         also = f" Also read as {', '.join(f'`{k}`' for k in o.fallback_keys)}." if o.fallback_keys else ""
-        rows.append(f"| `{o.key}` | `{_shown(o.shown_default or o.default)}` | {o.doc}{also} |")
-    return "\n".join(rows)
+        effect = _effect_shown(o.key, effect_of(o))
+        registry.append(f"| `{o.key}` | `{_shown(o.shown_default or o.default)}` | {effect} | {o.doc}{also} |")
+    lines = sorted(KEY_EFFECTS.values(), key=lambda e: e.key.lower())
+    refused = ["| key | no-op values | a table storing another value refuses | with it, Paimon |",
+               "| --- | --- | --- | --- |"]
+    for e in lines:
+        if e.effect == REFUSED and e.issue is None:
+            refused.append(f"| `{e.key}` | {_no_ops_shown(e)} | {_blocks_shown(e)} | {e.note} |")
+    maintenance = ["| key | effect | notes |", "| --- | --- | --- |"]
+    for e in lines:
+        if e.issue is not None:
+            note = (f"refused unless {_no_ops_shown(e)}; a table storing another value refuses "
+                    f"{_blocks_shown(e)}; with it, Paimon {e.note}" if e.effect == REFUSED else e.note)
+            maintenance.append(f"| `{e.key}` | {_effect_shown(e.key, e.effect)} | {note} |")
+    others = ["| effect | keys |", "| --- | --- |"]
+    groups: dict[str, list[str]] = {}
+    for e in sorted(lines, key=lambda e: (EFFECTS.index(e.effect), e.key in BEING_IMPLEMENTED, e.key.lower())):
+        if e.issue is None and e.effect != REFUSED and e.key not in OPTIONS:
+            groups.setdefault(_effect_shown(e.key, e.effect), []).append(e.key)
+    for shown in groups:  # in EFFECTS' order, as the keys' effects sort
+        others.append(f"| {shown} | {', '.join(f'`{k}`' for k in groups[shown])} |")
+    return ["\n".join(t) for t in (registry, refused, maintenance, others)]
+
+
+def markdown_table() -> str:
+    """The README's option tables, as one text (their rows, in order: tests/test_readme.py compares them)."""
+    return "\n".join(markdown_tables())
+
+
+def _effect_shown(key: str, effect: str) -> str:
+    return EFFECT_SHOWN[effect] + (" (being implemented)" if key in BEING_IMPLEMENTED else "")
+
+
+def _no_ops_shown(line: KeyEffect) -> str:
+    return ", ".join(f"`{v}`" if v else "`''`" for v in sorted(line.no_ops)) or "unset"
+
+
+def _blocks_shown(line: KeyEffect) -> str:
+    shown = {WRITE: "writes", READ: "reads", EXPIRE: "expire_snapshots", TAG: "create_tag"}
+    return ", ".join(shown[b] for b in _BLOCKABLE if b in line.blocks) or "nothing (paimon_ds refuses what it allows)"

@@ -53,6 +53,7 @@ class Scan:
             options = {k: v for k, v in table.dynamic_options.items() if k not in TIME_TRAVEL_KEYS}
             table = table.reload({**options, **travel})
         self.table = table
+        table.check_readable()
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
             raise OptionError(f"limit must be a non-negative integer, got {limit!r}")
         self.limit = limit

@@ -19,10 +19,14 @@ Rules (Paimon 0.9 unless marked "paimon_ds"):
   primary-key and bucket-key columns keep their types (their bytes place rows in partitions and
   buckets; Paimon 0.9 refuses partition columns only);
 - nullability only goes from NOT NULL to nullable, never for a primary-key column;
-- options are checked as a new table's are (unknown keys, invalid values); once the table has a
-  snapshot, Paimon's immutable options (`CoreOptions.IMMUTABLE_OPTIONS`) cannot be set or removed, and
+- options are checked as a new table's are (unknown keys, invalid values, keys paimon_ds refuses); once the table
+  has a snapshot, Paimon's immutable options (`CoreOptions.IMMUTABLE_OPTIONS`: 0.9's and those 1.x added,
+  `options.IMMUTABLE_OPTIONS`, which per-job options may not change either) cannot be set or removed, and
   neither can `bucket` (changing it needs a rescale of the data: paimon_ds refuses every change);
   `primary-key` and `partition` are fixed at creation; per-job options (scan.*, path) are not table options;
+- an added column without a position goes last, or before the first partition column with
+  `add-column-before-partition` (Paimon 1.x); with `disable-explicit-type-casting` (Paimon 1.x) a column type
+  only widens;
 - the new schema must pass the checks a new table gets (bucket keys, sequence and rowkind fields,
   `fields.<col>.*` options naming columns, the layouts paimon_ds writes: `paimon_ds.schema_checks`); a
   problem the table already had before the change does not block it (a table Java created with options
@@ -44,7 +48,7 @@ from .branch import MAIN_BRANCH, branch_path, load_branch_schema
 from .casts.rules import INTEGERS, castable
 from .errors import EXIT_NOT_FOUND
 from .fs import FileIO
-from .options import LOCAL_KEYS, OptionError, Options, is_known_key, option_for, validate
+from .options import IMMUTABLE_OPTIONS, LOCAL_KEYS, OptionError, Options, is_known_key, option_for, validate
 from .schema import SCHEMA_VERSION, SchemaManager, TableNotFound, TableSchema
 from .schema_checks import KEY_FIELD_PREFIX, SYSTEM_FIELD_NAMES, is_reserved_name, schema_problems
 from .snapshot import SnapshotManager
@@ -61,13 +65,6 @@ from .types import (
     parse_type,
 )
 
-# Paimon 0.9 CoreOptions fields annotated @Immutable (CoreOptions.IMMUTABLE_OPTIONS), and the 1.x ones paimon_ds
-# interprets (where index files live).
-IMMUTABLE_OPTIONS = frozenset({
-    "bucket-key", "merge-engine", "ignore-delete", "sequence.field", "partial-update.remove-record-on-delete",
-    "rowkind.field", "primary-key", "partition", "force-lookup", "index-file-in-data-file-dir",
-    "row-tracking.enabled", "data-evolution.enabled",  # @Immutable in Paimon 1.x
-})
 # how many times a schema change is applied again onto a schema another writer created first
 MAX_ATTEMPTS = 100
 
@@ -270,7 +267,12 @@ class _State:
                 raise SchemaError(f"position {position!r} is not valid: use None (last), 'first', First() or "
                                   "After(column)")
             position = First()
-        if position is None:
+        if position is None and self.old.partition_keys and Options(self.old.options).get(
+                "add-column-before-partition"):
+            # Paimon 1.x: an added column without a position goes before the first partition column
+            first = min(i for i, f in enumerate(self.fields) if f.name in self.old.partition_keys)
+            self.fields.insert(first, field)
+        elif position is None:
             self.fields.append(field)
         elif isinstance(position, First):
             self.fields.insert(0, field)
@@ -307,6 +309,12 @@ class _State:
                               "place rows in buckets")
         f = self.fields[i]
         target = _to_paimon_type(c.type, f.type.nullable, FieldIdAllocator(0)).copy(f.type.nullable)
+        if target != f.type and not _widens(f.type, target) and Options(self.old.options).get(
+                "disable-explicit-type-casting"):
+            # Paimon 1.x then takes implicit casts only; paimon_ds takes the widenings, a subset of them
+            raise SchemaError(f"cannot change column {c.name!r} from {f.type.sql()} to {target.sql()}: the table "
+                              "sets 'disable-explicit-type-casting', so only widening changes are allowed (paimon_ds "
+                              "takes these: wider integers, FLOAT to DOUBLE, wider DECIMAL, longer VARCHAR/VARBINARY)")
         if target != f.type and not _widens(f.type, target) and not castable(f.type, target):
             raise SchemaError(f"cannot change column {c.name!r} from {f.type.sql()} to {target.sql()}: Paimon's "
                               "cast table has no cast that reads the values written before as the new type (it "

@@ -9,7 +9,7 @@ from __future__ import annotations
 from .format.data_file import check_format_types
 from .mergetree.kv import KeyValueLayout
 from .mergetree.merge import merge_engine
-from .options import OptionError, Options, parse_list
+from .options import WRITE, OptionError, Options, check_supported, parse_list
 from .row_tracking import check_table
 from .schema import TableSchema
 from .types import SchemaError
@@ -28,7 +28,13 @@ def is_reserved_name(name: str) -> bool:
 
 def check_writable(path: str, schema: TableSchema, options: Options) -> None:
     """Refuse, before any data is written, a table layout this version cannot write correctly (``options``: the
-    table's, with the job's overlaid; ``path`` names the table in messages)."""
+    table's, with the job's overlaid; ``path`` names the table in messages), and a table whose options ask Paimon's
+    writers for what paimon_ds's do not do (refused keys of `paimon_option_keys.txt`, e.g. set by Java Paimon)."""
+    _check_layout(path, schema, options)
+    check_supported(options, WRITE, path)
+
+
+def _check_layout(path: str, schema: TableSchema, options: Options) -> None:
     check_table(schema, options)  # row-tracking / data-evolution tables: Paimon's rules
     check_format_types(options, schema.fields, path)
     pk = list(schema.primary_keys)

@@ -20,7 +20,6 @@ from .branch import (
 )
 from .expressions import Expr
 from .fs import FileIO
-from .index.paths import check_job_option
 from .operation.batch_write import check_input_schema, conform_batch, input_batches, partition_constants, write_batches
 from .operation.commit import TableCommit
 from .operation.compact import compact_in_process
@@ -28,7 +27,7 @@ from .operation.fallback import load_fallback
 from .operation.read import TableRead
 from .operation.scan import TableScan
 from .operation.write import TableWrite
-from .options import OptionError, Options, table_options, validate
+from .options import READ, OptionError, Options, check_job_options, check_supported, table_options, validate
 from .predicate import Predicate
 from .read_api import TIME_TRAVEL_KEYS, Scan
 from .schema import SchemaManager, TableNotFound, TableSchema
@@ -52,7 +51,8 @@ class Table:
         self.storage_options = storage_options
         self.schema = schema
         self.dynamic_options = dict(dynamic_options or {})
-        check_job_option(schema.options, self.dynamic_options)
+        # the one place per-job options overlay the stored ones: every load, read and write passes here
+        check_job_options(schema.options, self.dynamic_options, schema.primary_keys, schema.partition_keys)
         self.options = Options(schema.options).with_overrides(self.dynamic_options)
         # the branch read and written (option `branch`): its own schema/, snapshot/ and tag/ directories
         self.branch = normalize_branch(self.dynamic_options.get("branch"))
@@ -128,6 +128,11 @@ class Table:
     def check_writable(self) -> None:
         """Refuse, before any data is written, a table layout this version cannot write correctly."""
         check_writable(self.path, self.schema, self.options)
+
+    def check_readable(self) -> None:
+        """Refuse, before any row is read, a table whose options (stored or given) ask for reads paimon_ds does not
+        do (`paimon_option_keys.txt`: refused keys that block reads)."""
+        check_supported(self.options, READ, self.path)
 
     def check_write_schema(self, arrow_schema: pa.Schema, options: Mapping[str, str]) -> None:
         for key, stored in (("partition", list(self.schema.partition_keys)),
@@ -237,6 +242,7 @@ class Table:
     def to_arrow(self, predicate=None) -> pa.Table:
         """The whole table (or what ``predicate`` keeps) as one Arrow table; the internal form of
         `scan(filter=predicate).to_arrow()` (which also takes columns, limit, time travel and string filters)."""
+        self.check_readable()
         splits = self.new_scan(predicate).plan()
         read = self.new_read(predicate=predicate)
         batches = [b for s in splits for b in read.read(s)]

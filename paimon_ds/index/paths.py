@@ -11,13 +11,12 @@ partitions with FLOAT / DOUBLE values, whose directory names depend on Java's nu
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ..external_paths import new_data_file_path
 from ..format.binary_row import deserialize_row
 from ..format.partition import partition_path
-from ..options import OptionError, Options
+from ..options import Options
 from .manifest import IndexFileMeta
 
 if TYPE_CHECKING:
@@ -30,16 +29,6 @@ INDEX_DIR = "index"
 def in_data_dir(table: Table) -> bool:
     """Whether the table keeps its index files in the buckets' data directories (its stored option)."""
     return Options(table.schema.options).get(IN_DATA_DIR)
-
-
-def check_job_option(stored: Mapping[str, str], job: Mapping[str, str]) -> None:
-    """Refuse a job option that would move the table's index files (Paimon refuses changing an immutable option
-    through dynamic options): readers would look for them where they are not."""
-    given = job.get(IN_DATA_DIR)
-    if given is not None and Options(job).get(IN_DATA_DIR) != Options(stored).get(IN_DATA_DIR):
-        raise OptionError(f"option {IN_DATA_DIR!r}={given!r} differs from the table's "
-                          f"{stored.get(IN_DATA_DIR, 'false')!r}: where index files live is fixed when the table is "
-                          "created (Paimon: \"Change '" + IN_DATA_DIR + "' is not supported yet\")")
 
 
 def bucket_dir(table: Table, partition: bytes, bucket: int) -> str:

@@ -24,7 +24,7 @@ from ..mergetree.compact import CompactionOptions, UniversalCompaction, sorted_r
 from ..mergetree.engine import FirstRow
 from ..mergetree.merge import merge_engine
 from ..mergetree.writer import MergeTreeWriter
-from ..options import OptionError
+from ..options import WRITE, OptionError, check_supported
 from ..row_tracking import data_evolution_enabled, row_tracking_enabled, system_fields
 from ..snapshot import BATCH_COMMIT_IDENTIFIER
 from .messages import CommitMessage
@@ -72,6 +72,7 @@ def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int
     """The buckets worth compacting (all with more than one run, or not yet at the top level, if full;
     append tables: enough small files); ``only``: just these (partition, bucket)s; ``partitions``: just
     the partitions it accepts (a format.partition.PartitionFilter)."""
+    check_supported(table.options, WRITE, table.path)  # a compaction writes and commits too
     if data_evolution_enabled(table.options):
         raise OptionError(f"compaction of data-evolution table {table.path} (data-evolution.enabled) is not supported "
                           "by this version of paimon_ds: its files of one row-id range hold different columns; "

@@ -17,6 +17,7 @@ from ..fs import is_uri
 from ..index.manifest import IndexManifestFile
 from ..index.paths import index_file_rel
 from ..manifest.meta import FileKind, ManifestEntry, live_entries
+from ..options import EXPIRE, TAG, check_supported
 from ..snapshot import Snapshot, SnapshotNotFound
 from .scan import TableScan
 
@@ -138,8 +139,10 @@ def expire_snapshots(table: Table, retain_min: int | None = None, retain_max: in
                      time_retained_ms: int | None = None, now_ms: int | None = None) -> ExpireResult:
     """Paimon's expiration: drop the oldest snapshots while more than ``retain_max`` remain, or more than
     ``retain_min`` remain and the oldest is older than ``time_retained_ms``; the latest always stays.
-    Defaults come from `snapshot.num-retained.min/max` and `snapshot.time-retained`."""
+    Defaults come from `snapshot.num-retained.min/max` and `snapshot.time-retained`. A table whose options ask
+    Paimon's expiry for more (changelog or consumer retention) is refused before anything is deleted."""
     opts = table.options
+    check_supported(opts, EXPIRE, table.path)
     retain_min = retain_min if retain_min is not None else opts.get("snapshot.num-retained.min")
     retain_max = retain_max if retain_max is not None else opts.get("snapshot.num-retained.max")
     if time_retained_ms is None:
@@ -181,7 +184,9 @@ def expire_snapshots(table: Table, retain_min: int | None = None, retain_max: in
 
 
 def create_tag(table: Table, name: str, snapshot_id: int | None = None) -> Snapshot:
-    """Tag a snapshot (the latest by default): `tag/tag-<name>` holds a copy of it, as in Paimon."""
+    """Tag a snapshot (the latest by default): `tag/tag-<name>` holds a copy of it, as in Paimon. A table whose
+    options ask Paimon's tag creation for more (a retention time, callbacks) is refused before anything is written."""
+    check_supported(table.options, TAG, table.path)
     sm = table.snapshot_manager
     snapshot = sm.snapshot(snapshot_id) if snapshot_id is not None else sm.latest()
     if snapshot is None:

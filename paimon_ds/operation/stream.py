@@ -79,6 +79,7 @@ class StreamLimit:
 
 class StreamScan:
     def __init__(self, table: Table) -> None:
+        table.check_readable()
         self.table = table
         self.sm = table.snapshot_manager
         producer = table.options.get("changelog-producer")

@@ -57,6 +57,7 @@ def read(spark: SparkSession, path: str, options: dict[str, str], native: bool =
     session = session_storage(spark) if protocol_of(path) in S3_PROTOCOLS else {}
     table = Table.load(path, {k: v for k, v in split_storage(opts)[0].items() if k not in SPARK_OPTIONS},
                        storage_options(opts, session))
+    table.check_readable()  # before Spark reads any file natively
     schema = spark_schema(table.arrow_schema())
     if raw_readable_table(table) is not None or not distinct_ignoring_case(schema.names):
         return python_source()

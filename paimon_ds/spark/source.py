@@ -98,7 +98,9 @@ class PaimonDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         only = self.opts.get(ONLY_FILES_OPTION)
-        return PaimonReader(self._table(), schema, self.opts.get(ROW_KIND_COLUMN_OPTION),
+        table = self._table()
+        table.check_readable()  # while Spark plans: before any task reads a row
+        return PaimonReader(table, schema, self.opts.get(ROW_KIND_COLUMN_OPTION),
                             self.opts.get(FILE_COLUMN_OPTION), set(json.loads(only)) if only else None,
                             self.opts.get(POSITION_COLUMN_OPTION),
                             # the planner cannot read Spark conf: its machine's cores stand for the parallelism

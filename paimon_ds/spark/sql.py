@@ -90,6 +90,15 @@ def scala_dict(m: Any) -> dict:
     return {str(t._1()): t._2() for t in scala_list(m.toSeq())}
 
 
+def relation_options(node: Any) -> dict[str, str]:
+    """The options a statement gives a table (`INSERT INTO t WITH ('k' = 'v') ...`), as written; {} for none."""
+    if plan_kind(node) != "UnresolvedRelation":
+        return {}
+    # Spark adds its own (`__required_write_privileges__`) to an INSERT's
+    return {str(k): str(v) for k, v in dict(node.options().asCaseSensitiveMap()).items()
+            if not str(k).startswith("__")}
+
+
 def name_parts(node: Any) -> list[str]:
     """Name parts of an UnresolvedIdentifier / UnresolvedRelation / UnresolvedTable / SubqueryAlias."""
     kind = plan_kind(node)

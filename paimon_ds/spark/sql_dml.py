@@ -26,11 +26,13 @@ from .sql import (
     name_parts,
     plan_kind,
     query_dataframe,
+    relation_options,
     scala_dict,
     scala_list,
     scala_option,
 )
 from .types import spark_schema
+from .write import dynamic_overwrite
 
 
 def delete(ctx: SqlContext, plan: Any) -> None:
@@ -96,7 +98,11 @@ def insert(ctx: SqlContext, plan: Any) -> None:
     """INSERT INTO / OVERWRITE t [PARTITION (k='v', ...)] SELECT ...: static partition values become columns,
     and an overwrite replaces what the static part names (Paimon's default static overwrite mode).
     Dynamic-bucket tables are written through the package's bucket assigners (paimon_ds.write)."""
-    _, table = ctx.table(name_parts(plan.table()))
+    ident, table = ctx.table(name_parts(plan.table()))
+    job_options = _write_options(relation_options(plan.table()))  # INSERT INTO t WITH ('k' = 'v') ...
+    if job_options:
+        # checked as a write's options are (unknown keys, immutable options...) before anything is written
+        table = ctx.catalog.get_table(ident, job_options)
     spec = {k: scala_option(v) for k, v in scala_dict(plan.partitionSpec()).items()}
     unknown = [k for k in spec if k not in table.partition_keys]
     if unknown:
@@ -116,7 +122,7 @@ def insert(ctx: SqlContext, plan: Any) -> None:
     df = df.select(*[(F.lit(static[n]) if n in static else F.col(n) if n in data_cols else F.lit(None))
                      .cast(spark_types[n]).alias(n) for n in names])
     overwrite = bool(plan.overwrite())
-    options = {OVERWRITE_PARTITION_OPTION: json.dumps(static)} if overwrite and static else {}
+    options = {**job_options, **({OVERWRITE_PARTITION_OPTION: json.dumps(static)} if overwrite and static else {})}
     if table.schema.primary_keys and table.bucket == -1:
         clustered_write(df, table.path, "overwrite" if overwrite else "append",
                         {**storage_job_options(table.storage_options), **options})
@@ -126,6 +132,18 @@ def insert(ctx: SqlContext, plan: Any) -> None:
     for k, v in options.items():
         writer = writer.option(k, v)
     writer.save(table.path)
+
+
+def _write_options(given: dict[str, str]) -> dict[str, str]:
+    """A statement's table options as the write's: Spark's `partitionOverwriteMode` as Paimon's
+    `dynamic-partition-overwrite` (the package's clustered writes take Paimon's keys only)."""
+    out = {}
+    for key, value in given.items():
+        if key.lower() == "partitionoverwritemode":
+            out["dynamic-partition-overwrite"] = str(dynamic_overwrite({"partitionoverwritemode": value})).lower()
+        else:
+            out[key] = value
+    return out
 
 
 def needs_package_write(spark: SparkSession, warehouse: str | None, plan: Any) -> bool:

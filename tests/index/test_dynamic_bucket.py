@@ -226,8 +226,14 @@ def test_assigner_refuses_rows_of_another_channel_and_checks_options(tmp_path):
         DynamicBucketAssigner(table, 2, 2, 1).assign(batch)
     with pytest.raises(OptionError, match="max-buckets"):  # checked when the table is loaded with it
         DynamicBucketAssigner(Table.load(path, {"dynamic-bucket.max-buckets": "0"}))
-    assert DynamicBucketAssigner(Table.load(path, {"dynamic-bucket.initial-buckets": "3"}), 8).num_assigners == 3
     assert DynamicBucketAssigner(table, 8).num_assigners == 8
+    # dynamic-bucket.initial-buckets is fixed when the table is created (@Immutable in Paimon 1.x): a job may not
+    # change it, and a table created with it has that many assigners
+    with pytest.raises(OptionError, match="option dynamic-bucket.initial-buckets='3' differs from the table's"):
+        Table.load(path, {"dynamic-bucket.initial-buckets": "3"})
+    other = str(tmp_path / "initial")
+    write(other, [{"id": 1, "dt": DTS[0], "op": "+I", "v": 1}], {**OPTIONS, "dynamic-bucket.initial-buckets": "3"})
+    assert DynamicBucketAssigner(Table.load(other), 8).num_assigners == 3
 
 
 # ------------------------------------------------------------------------------ writes and commits
