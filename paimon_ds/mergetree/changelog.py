@@ -23,6 +23,7 @@ aggregation would count them twice). First-row tables keep a key in one run and 
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator
 
 import numpy as np
@@ -178,21 +179,57 @@ def rows_with_keys(kv: pa.Table, keys: pa.Table, key_columns: list[str]) -> pa.T
     return kv.take(pa.array(np.sort(found.column(_ROW).to_numpy())))
 
 
-def collecting(chunks: Iterator[pa.Table], keys: pa.Table, key_columns: list[str],
-               found: list[pa.Table]) -> Iterator[pa.Table]:
-    """The chunks as they are, while the rows whose key is in ``keys`` are added to ``found``."""
-    for chunk in chunks:
-        hit = rows_with_keys(chunk, keys, key_columns)
-        if hit.num_rows:
-            found.append(hit)
-        yield chunk
+class _Cursor:
+    """The current chunk of one sorted run, and where it stands."""
+
+    def __init__(self, chunks: Iterator[pa.Table], layout: KeyValueLayout) -> None:
+        self.chunks = chunks
+        self.layout = layout
+        self.chunk: pa.Table | None = None
+        self.advance()
+
+    def advance(self) -> None:
+        self.chunk = next((c for c in self.chunks if c.num_rows), None)
+
+    def take_upto(self, bound: tuple) -> pa.Table:
+        """Remove and return the rows of the chunk with keys <= bound."""
+        chunk = self.chunk
+        cut = bisect.bisect_right(_Keys(chunk, self.layout), bound)
+        if cut == chunk.num_rows:
+            self.advance()
+        else:
+            self.chunk = chunk.slice(cut)
+        return chunk.slice(0, cut)
 
 
-def merged_after(engine: MergeEngine, layout: KeyValueLayout, before: pa.Table, changed: list[pa.Table]
-                 ) -> pa.Table:
-    """Each changed key's merged record (retractions kept): its record before (if any) merged with its
-    changed records, through the table's merge engine."""
-    parts = [t for t in (before, *changed) if t.num_rows]
-    if not parts:
-        return before
-    return engine.merge(layout.sort(pa.concat_tables(parts)), drop_retract=False)
+class _Keys:
+    """A chunk's key tuples as a sequence for bisect (only the probed rows are converted)."""
+
+    def __init__(self, chunk: pa.Table, layout: KeyValueLayout) -> None:
+        self.chunk, self.layout = chunk, layout
+
+    def __len__(self) -> int:
+        return self.chunk.num_rows
+
+    def __getitem__(self, i: int) -> tuple:
+        return self.layout.key_tuple(self.chunk, i)
+
+
+def aligned_runs(runs: list[Iterator[pa.Table]], layout: KeyValueLayout) -> Iterator[list[pa.Table]]:
+    """Key-sorted runs cut at common keys: each item holds, run by run, that run's rows of one key range (all its
+    rows of those keys), the items in key order. Memory holds one chunk per run, as merge_sorted_runs."""
+    cursors = [_Cursor(r, layout) for r in runs]
+    empty = layout.arrow_schema().empty_table()
+    while True:
+        live = [i for i, c in enumerate(cursors) if c.chunk is not None]
+        if not live:
+            return
+        if len(live) == 1:  # one run left: its chunks as they come
+            only = cursors[live[0]]
+            while only.chunk is not None:
+                chunk = only.chunk
+                only.advance()
+                yield [chunk if i == live[0] else empty for i in range(len(runs))]
+            return
+        bound = min(cursors[i].layout.key_tuple(cursors[i].chunk, cursors[i].chunk.num_rows - 1) for i in live)
+        yield [cursors[i].take_upto(bound) if i in live else empty for i in range(len(runs))]

@@ -31,11 +31,11 @@ from .changelog import (
     LOOKUP,
     ChangelogRules,
     NewestRecord,
-    collecting,
+    aligned_runs,
     key_set,
     lookup_compaction,
     lookup_merge,
-    merged_after,
+    rows_with_keys,
 )
 from .compact import CompactionOptions, CompactUnit, SortedRun, UniversalCompaction, drop_delete, sorted_runs
 from .engine import Deduplicate, FirstRow, MergeEngine
@@ -44,7 +44,7 @@ from .kv import KeyValueLayout
 from .merge import merge_sorted_runs
 
 if TYPE_CHECKING:
-    from ..io.names import DataFileNamer
+    from ..io.names import DataFileNamer, FileNamer
     from ..table import Table
 
 SPILL_BATCH_ROWS = 65536
@@ -252,19 +252,18 @@ class MergeTreeWriter:
         producer writes the changelog of those keys."""
         out = unit.output_level
         level0 = [f for r in unit.runs if r.level == 0 for f in r.files]
-        changed = [self._read_table(f) for f in level0]
-        keys = key_set(changed, self.layout)
+        changed = [self._read_table(f) for f in level0]  # level 0 is small: the stop trigger bounds it
         in_unit = {f.file_name for f in unit.files}
         above = [r for r in runs if r.level > out and not any(f.file_name in in_unit for f in r.files)]
         base = [self._read_run(r.files) for r in unit.runs if r.level > 0]
-        found = self._look_up(keys, above)
+        found = self._look_up(key_set(changed, self.layout), above)
         if found.num_rows:
             base.append(iter([found]))
         # first-row keeps a key's first record; the others their newest above level 0 (LookupMergeFunction)
         base_engine = self.engine if self.first_row else NewestRecord(self.layout)
         rewrite = not self._upgrades(unit, max_level)
-        outputs = self._write_with_changelog(changed, keys, base, base_engine, out, dropping, rewrite,
-                                             produce=self.producer == LOOKUP)
+        outputs = self._merge_with_changelog(base, base_engine, [iter([t]) for t in changed], out, dropping,
+                                             rewrite, produce=self.producer == LOOKUP)
         if not rewrite:
             return [replace(level0[0], level=out)]
         self._rewritten(unit.files)
@@ -287,52 +286,53 @@ class MergeTreeWriter:
         """A compaction into the top level of a full-compaction producer's table (Paimon's
         FullChangelogMergeTreeCompactRewriter): the changelog of every key with a record below the top level,
         from its top-level record to the merge of all its records."""
-        top = [r for r in unit.runs if r.level == max_level]
-        changed = [self._read_table(f) for r in unit.runs if r.level != max_level for f in r.files]
-        keys = key_set(changed, self.layout)
+        top = [self._read_run(r.files) for r in unit.runs if r.level == max_level]
+        below = [self._read_run(r.files) for r in unit.runs if r.level != max_level]
         single = len(unit.files) == 1 and unit.files[0].delete_row_count == 0  # upgraded, not rewritten
-        outputs = self._write_with_changelog(changed, keys, [self._read_run(r.files) for r in top], self.engine,
-                                             max_level, dropping, rewrite=not single, produce=True)
+        outputs = self._merge_with_changelog(top, self.engine, below, max_level, dropping, rewrite=not single,
+                                             produce=True)
         if single:
             return [replace(unit.files[0], level=max_level)]
         self._rewritten(unit.files)
         return outputs
 
-    def _write_with_changelog(self, changed: list[pa.Table], keys: pa.Table, base: list[Iterator[pa.Table]],
-                              base_engine: MergeEngine, output_level: int, dropping: bool, rewrite: bool,
+    def _merge_with_changelog(self, base: list[Iterator[pa.Table]], base_engine: MergeEngine,
+                              changed: list[Iterator[pa.Table]], output_level: int, dropping: bool, rewrite: bool,
                               produce: bool) -> list[DataFileMeta]:
-        """Merge ``changed`` (sorted runs read whole: level 0, or what lies below the top level) with ``base``
-        (the runs holding each key's record before, merged with ``base_engine`` to one record per key) into
-        files at ``output_level`` (``rewrite``), and (``produce``) write the changelog of the keys ``changed``
-        holds: their record before against their merged record after."""
-        key_columns = self.layout.key_columns
-        stream = merge_sorted_runs(base, base_engine, drop_retract=False) if len(base) > 1 else \
+        """Merge the ``changed`` runs (level 0, or what lies below the top level) with ``base`` (the runs holding
+        each key's record before, merged with ``base_engine`` to one record per key) into files at
+        ``output_level`` (if ``rewrite``), and (``produce``) write the changelog of the keys the changed runs
+        hold: each one's record before against its merged record after (Paimon's ChangelogMergeTreeRewriter).
+        Streamed: one chunk per run in memory, cut at common keys."""
+        before = merge_sorted_runs(base, base_engine, drop_retract=False) if len(base) > 1 else \
             (base[0] if base else iter(()))
-        found: list[pa.Table] = []
-        if produce:
-            stream = collecting(stream, keys, key_columns, found)
-        outputs: list[DataFileMeta] = []
-        if rewrite:
-            runs = [stream] + [iter([t]) for t in changed if t.num_rows]
-            outputs = self._write_merged(merge_sorted_runs(runs, self.engine, drop_retract=dropping), output_level)
-        elif produce:
-            for _ in stream:  # only the records before are needed
-                pass
-        if produce:
-            before = pa.concat_tables(found) if found else self.layout.arrow_schema().empty_table()
-            changelog = self.rules.changelog(before, merged_after(self.engine, self.layout, before, changed))
-            if changelog.num_rows:
-                # Paimon's createRollingChangelogFileWriter(outputLevel): `changelog-` files at the output level
-                writer = KeyValueFileWriter(self.table, self.directory, self.changelog_namer, level=output_level)
-                self._writers.append(writer)
-                self.compact_changelog_files += writer.write_all(_chunks(changelog))
-        return outputs
+        data = self._new_writer(self.namer, output_level, FileSource.COMPACT) if rewrite else None
+        # Paimon's createRollingChangelogFileWriter(outputLevel): `changelog-` files at the output level
+        log = self._new_writer(self.changelog_namer, output_level, FileSource.APPEND) if produce else None
+        keys = self.layout.key_columns
+        for old, *news in aligned_runs([before, *changed], self.layout):
+            news = [t for t in news if t.num_rows]
+            if news:
+                merged = self.engine.merge(self.layout.sort(pa.concat_tables([old, *news])), drop_retract=False)
+                if log is not None:
+                    touched = key_set(news, self.layout)
+                    log.add(self.rules.changelog(rows_with_keys(old, touched, keys),
+                                                 rows_with_keys(merged, touched, keys)))
+            else:
+                merged = old
+            if data is not None:
+                data.add(self.engine.drop_retracts(merged) if dropping else merged)
+        if log is not None:
+            self.compact_changelog_files += log.close()
+        return data.close() if data is not None else []
+
+    def _new_writer(self, namer: FileNamer, level: int, source: int) -> KeyValueFileWriter:
+        writer = KeyValueFileWriter(self.table, self.directory, namer, level=level, file_source=source)
+        self._writers.append(writer)
+        return writer
 
     def _write_merged(self, merged: Iterator[pa.Table], output_level: int) -> list[DataFileMeta]:
-        writer = KeyValueFileWriter(self.table, self.directory, self.namer, level=output_level,
-                                    file_source=FileSource.COMPACT)
-        self._writers.append(writer)
-        return writer.write_all(merged)
+        return self._new_writer(self.namer, output_level, FileSource.COMPACT).write_all(merged)
 
     def _rewritten(self, inputs: list[DataFileMeta]) -> None:
         """The inputs were rewritten: their deletion vectors go with them."""
