@@ -8,8 +8,9 @@ from __future__ import annotations
 # step with Paimon's own batch writer, one commit per step. Its lookup compaction (an IOManager gives it a temp
 # directory) lifts level 0 before each commit (ForceUpLevel0Compaction); for the full-compaction producer the
 # writer is asked for a full compaction of both buckets before the commit, as Paimon's Flink sink
-# (GlobalFullCompactionSinkWrite, every `full-compaction.delta-commits` = 1 checkpoints) and Spark writer
-# (DataWrite.preCommit) do. A step of WRITE_ONLY[name] commits with `write-only` (no compaction).
+# (GlobalFullCompactionSinkWrite: every `full-compaction.delta-commits` checkpoints, default 1) and Spark writer
+# (DataWrite.preCommit) do, the step counting as that checkpoint. A step of WRITE_ONLY[name] commits with
+# `write-only` (no compaction).
 WRITES = '''
 import pyarrow as pa
 from pypaimon import Schema
@@ -36,7 +37,8 @@ for name, options, steps in TABLES:
             r.setField(2, P.data.BinaryString.fromString(a) if a is not None else None)
             r.setField(3, b)
             w.write(r)
-        if options.get("changelog-producer") == "full-compaction" and not write_only:
+        every = int(options.get("full-compaction.delta-commits", "1"))
+        if options.get("changelog-producer") == "full-compaction" and not write_only and (n + 1) % every == 0:
             for bucket in (0, 1):
                 w.compact(P.data.BinaryRow.EMPTY_ROW, bucket, True)
         c.commit(w.prepareCommit())
