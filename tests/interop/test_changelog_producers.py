@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 
 import paimon_ds
 from paimon_ds import Table
@@ -26,6 +27,7 @@ from paimon_ds.manifest.meta import FileKind, FileSource
 from paimon_ds.operation.read import TableRead
 from paimon_ds.operation.scan import TableScan
 from paimon_ds.operation.stream import StreamScan
+from paimon_ds.options import OptionError
 
 from .changelog_scripts import COMPACT, READS, WRITES
 
@@ -231,3 +233,21 @@ def test_dedicated_compaction_writes_the_changelog_of_write_only_commits(java_or
     assert ours["snapshots"] == theirs["snapshots"]
     assert [s[1] for s in ours["snapshots"]] == ["APPEND", "COMPACT", "APPEND", "APPEND", "COMPACT"]
     assert per_snapshot(ours["stream"]) == per_snapshot(theirs["stream"])
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"changelog-producer": "full-compaction", "merge-engine": "first-row"},
+     "changelog-producer=full-compaction is not supported with the first-row merge engine"),
+    ({"changelog-producer": "input", "merge-engine": "first-row"},
+     "changelog-producer=input is not supported with the first-row merge engine"),
+    ({"changelog-producer": "full-compaction", "deletion-vectors.enabled": "true"},
+     "deletion-vectors.enabled is not supported with changelog-producer=full-compaction"),
+    ({"changelog-producer": "lookup", "deletion-vectors.enabled": "true", "merge-engine": "first-row"},
+     "deletion-vectors.enabled is not supported with the first-row merge engine"),
+])
+def test_combinations_paimon_refuses_are_refused_before_anything_is_written(tmp_path, options, message):
+    """Paimon's SchemaValidation refuses these tables; so does paimon_ds, leaving nothing behind."""
+    path = tmp_path / "db.db" / "t"
+    with pytest.raises(OptionError, match=message):
+        paimon_ds.write_arrow(str(path), batch(STEPS[0]), primary_key="id", options=table_options(options))
+    assert not path.exists() or not any(path.rglob("*"))
