@@ -39,7 +39,7 @@ SCHEMA = pa.schema([pa.field("id", pa.int32(), nullable=False), ("op", pa.string
 STEPS = [
     [("+I", i, f"a{i}", i) for i in range(1, 9)],
     [("+U", 1, "a1x", 10), ("+I", 2, "a2x", None), ("+I", 9, "a9", 9), ("-D", 3, None, None)],
-    [("+U", 4, "a4x", 40), ("+U", 4, "a4y", 41), ("+I", 3, "a3z", 3), ("-D", 5, None, None), ("+U", 1, "a1x", 10),
+    [("+U", 4, "a4x", 40), ("+I", 3, "a3z", 3), ("-D", 5, None, None), ("+U", 4, "a4y", 41), ("+U", 1, "a1x", 10),
      ("+U", 6, None, 60)],
     [("-D", 9, None, None), ("+I", 10, "a10", 10), ("+U", 2, "a2x", None), ("+U", 7, "a7x", None)],
 ]
