@@ -58,7 +58,7 @@ class NewestRecord(MergeEngine):
     """Keeps each key's last record in merge order (sequence fields, then sequence number), retractions
     included: a key's newest record above level 0 in a lookup table. Not a table's merge engine."""
 
-    def __init__(self, layout: KeyValueLayout) -> None:  # noqa: D107 - no options of its own
+    def __init__(self, layout: KeyValueLayout) -> None:  # no options of its own: not MergeEngine.__init__
         self.layout = layout
         self.key_columns = layout.key_columns
         self.ignore_delete = False
