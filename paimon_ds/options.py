@@ -346,8 +346,18 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("merge-engine", "deduplicate", enum_parser(*MERGE_ENGINES),
            "Primary-key tables: deduplicate, partial-update, aggregation or first-row."),
     Option("changelog-producer", "none", enum_parser(*CHANGELOG_PRODUCERS),
-           "Primary-key tables: none, input (writers also write their input as changelog files), lookup or "
-           "full-compaction; streaming reads of a table with one read its changelog files."),
+           "Primary-key tables: none; input (writers also write their input as changelog files); lookup (every "
+           "commit's compaction lifts level 0 and writes each changed key's -U/+U, +I or -D, looked up in the "
+           "levels above); full-compaction (each full compaction writes the changes since the last one; writes "
+           "compact fully every `full-compaction.delta-commits` commits, default 1). Streaming reads of a table "
+           "with one read its changelog files."),
+    Option("changelog-producer.row-deduplicate", False, parse_bool,
+           "lookup and full-compaction producers: no -U/+U pair for a key whose value did not change."),
+    Option("changelog-producer.row-deduplicate-ignore-fields", None, parse_list,
+           "With changelog-producer.row-deduplicate: comma-separated columns left out of that comparison "
+           "(Paimon 1.x)."),
+    Option("force-lookup", False, parse_bool, "Primary-key tables: compact as the lookup producer does (every "
+           "commit lifts level 0, merging each key's newest record above it) without writing a changelog."),
     Option("sequence.field", None, parse_list, "Primary-key tables: comma-separated columns that order the rows of "
            "a key instead of the write order (the greatest wins)."),
     Option("rowkind.field", None, str, "Primary-key tables: a string column holding each input row's kind "
@@ -382,7 +392,8 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("compaction.size-ratio", 1, parse_int, "Universal compaction: percentage of size a run may exceed the "
            "runs before it by and still be compacted with them."),
     Option("full-compaction.delta-commits", None, parse_int,
-           "Primary-key tables: writers compact fully every this many commits."),
+           "Primary-key tables: writers compact fully every this many commits (the full-compaction changelog "
+           "producer: 1 when unset, as Paimon's Flink writers)."),
     Option("compaction.min.file-num", 5, _positive_int,
            "Append tables: compaction rewrites small files once this many are in a row (streams, paimon_ds.compact)."),
     Option("write-only", False, parse_bool, "Writers never compact (leave it to paimon_ds.compact); "
@@ -477,8 +488,6 @@ BEING_IMPLEMENTED = frozenset({
     "fields.#.ignore-retract", "fields.#.distinct", "fields.#.list-agg-delimiter", "fields.#.nested-key",
     "fields.#.nested-key-null-strategy", "fields.#.nested-sequence-field", "fields.#.count-limit", "fields.#.ts-field",
     "record-level.expire-time", "record-level.time-field", "record-level.time-field-type",
-    "changelog-producer", "changelog-producer.row-deduplicate", "changelog-producer.row-deduplicate-ignore-fields",
-    "lookup-wait", "lookup-compact", "lookup-compact.max-interval", "force-lookup",
     # with `bucket` = -2 (postpone buckets)
     "postpone.batch-write-fixed-bucket", "postpone.batch-write-fixed-bucket.max-parallelism",
     "postpone.batch-write-fixed-bucket.rescale-load-factor", "postpone.default-bucket-num", "postpone.merge-on-read",

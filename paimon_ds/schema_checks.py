@@ -70,10 +70,17 @@ def _check_layout(path: str, schema: TableSchema, options: Options) -> None:
         raise OptionError("the first-row merge engine does not take a 'sequence.field' (as in Paimon): "
                           "the first row written wins")
     producer = options.get("changelog-producer")
-    if producer not in ("none", "input"):
-        # Paimon's streaming readers of such a table read only changelog files: without them they would miss data.
-        raise OptionError(f"changelog-producer={producer} is not supported for writing by this version of "
-                          "paimon_ds (it produces changelog files only for 'input'); use none or input")
+    # Paimon's SchemaValidation: the combinations its writers refuse
+    if options.get("merge-engine") == "first-row" and producer not in ("none", "lookup"):
+        raise OptionError(f"changelog-producer={producer} is not supported with the first-row merge engine (as in "
+                          "Paimon): use none or lookup")
+    if options.get("deletion-vectors.enabled"):
+        if producer not in ("none", "input", "lookup"):
+            raise OptionError(f"deletion-vectors.enabled is not supported with changelog-producer={producer} (as in "
+                              "Paimon): use none, input or lookup")
+        if options.get("merge-engine") == "first-row":
+            raise OptionError("deletion-vectors.enabled is not supported with the first-row merge engine (as in "
+                              "Paimon: it never deletes old rows)")
 
 
 def schema_problems(schema: TableSchema) -> list[str]:

@@ -228,8 +228,9 @@ class Table:
         return TableWrite(self, commit_user, job_prefix, **kwargs)
 
     def new_commit(self, commit_user: str | None = None) -> TableCommit:
-        # a commit that leaves level-0 files readers skip (first-row, deletion vectors) compacts them up here
-        return TableCommit(self, commit_user, lambda buckets: compact_in_process(self, buckets))
+        # a commit that leaves level-0 files its writers compact (first-row, deletion vectors, the lookup and
+        # full-compaction changelog producers) compacts them up here
+        return TableCommit(self, commit_user, lambda buckets, full: compact_in_process(self, buckets, full))
 
     def new_scan(self, predicate=None, parallelism: int | None = None) -> TableScan:
         return TableScan(self, predicate, parallelism=parallelism)

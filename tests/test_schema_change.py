@@ -256,8 +256,9 @@ REFUSALS = [
     ("bucket change", SetOption("bucket", "3"), OptionError, "cannot change 'bucket' from 2 to 3"),
     ("primary-key option", SetOption("primary-key", "id"), OptionError, "primary-key is fixed when it is created"),
     ("per-job option", SetOption("scan.snapshot-id", "1"), OptionError, "per-job read/write option"),
-    ("unsupported option value", SetOption("changelog-producer", "lookup"), SchemaError,
-     "changelog-producer=lookup is not supported"),
+    ("unsupported option combination", [SetOption("deletion-vectors.enabled", "true"),
+                                         SetOption("changelog-producer", "full-compaction")], SchemaError,
+     "deletion-vectors.enabled is not supported with changelog-producer=full-compaction"),
     ("option naming a missing column", SetOption("fields.nope.aggregate-function", "sum"), SchemaError,
      r"option 'fields.nope.aggregate-function' names column\(s\) \['nope'\]"),
     ("the last change fails", [AddColumn("ok", pa.int32()), SetOption("target-file-size", "1mb"),
@@ -302,11 +303,12 @@ def test_refusals_that_need_other_tables(catalog, events):
 
 
 def test_a_problem_the_table_already_had_does_not_block_other_changes():
-    # e.g. a table Java created with a changelog producer paimon_ds does not write
-    old = TableSchema.from_arrow(ORDERS, ["dt"], ["dt", "id"], {"bucket": "2", "changelog-producer": "lookup"})
+    # e.g. a table created elsewhere with options paimon_ds does not write together
+    bad = {"bucket": "2", "changelog-producer": "full-compaction", "deletion-vectors.enabled": "true"}
+    old = TableSchema.from_arrow(ORDERS, ["dt"], ["dt", "id"], bad)
     new = apply_changes(old, [SetOption("write-buffer-size", "64mb"), AddColumn("qty", pa.int32())])
     assert new.id == 1 and new.highest_field_id == 5
-    assert new.options == {"bucket": "2", "changelog-producer": "lookup", "write-buffer-size": "64mb"}
+    assert new.options == {**bad, "write-buffer-size": "64mb"}
     with pytest.raises(SchemaError, match=r"rowkind.field column\(s\) \['nope'\] are not columns"):
         apply_changes(old, SetOption("rowkind.field", "nope"), has_snapshots=False)
     with pytest.raises(TypeError, match="is not a schema change"):

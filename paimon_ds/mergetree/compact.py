@@ -54,8 +54,23 @@ class CompactionOptions:
             num_levels=num_levels if num_levels is not None else trigger + 1,
             max_size_amp=options.get("compaction.max-size-amplification-percent"),
             size_ratio=options.get("compaction.size-ratio"),
-            full_compaction_delta_commits=options.get("full-compaction.delta-commits"),
+            full_compaction_delta_commits=full_compaction_interval(options),
         )
+
+
+def full_compaction_interval(options: Options) -> int | None:
+    """Every how many commits (snapshots other than COMPACT) writers compact fully, or None: as Paimon's Flink
+    sink (FlinkSink, GlobalFullCompactionSinkWrite), `full-compaction.delta-commits` (below 1: 1; negative: unset),
+    and 1 for the full-compaction changelog producer when that is unset."""
+    every = options.get("full-compaction.delta-commits")
+    if every is None or every < 0:
+        return 1 if options.get("changelog-producer") == "full-compaction" else None
+    return max(every, 1)
+
+
+def full_compaction_due(every: int | None, commits: int) -> bool:
+    """Whether the table's ``commits``-th commit (COMPACT snapshots not counted) compacts fully."""
+    return every is not None and commits % every == 0
 
 
 def level0_order(f: DataFileMeta) -> tuple:

@@ -26,14 +26,25 @@ import pyarrow as pa
 from ..deletionvectors.maintainer import DeletionVectorsMaintainer, drop_positions, dv_enabled
 from ..format.binary_row import deserialize_row
 from ..manifest.meta import DataFileMeta, FileSource
-from .compact import CompactionOptions, UniversalCompaction, drop_delete, sorted_runs
-from .engine import FirstRow, MergeEngine
+from .changelog import (
+    FULL_COMPACTION,
+    LOOKUP,
+    ChangelogRules,
+    NewestRecord,
+    aligned_runs,
+    key_set,
+    lookup_compaction,
+    lookup_merge,
+    rows_with_keys,
+)
+from .compact import CompactionOptions, CompactUnit, SortedRun, UniversalCompaction, drop_delete, sorted_runs
+from .engine import Deduplicate, FirstRow, MergeEngine
 from .files import KeyValueFileWriter, read_kv_file, row_sequence, run_sequence, with_sequence
 from .kv import KeyValueLayout
 from .merge import merge_sorted_runs
 
 if TYPE_CHECKING:
-    from ..io.names import DataFileNamer
+    from ..io.names import DataFileNamer, FileNamer
     from ..table import Table
 
 SPILL_BATCH_ROWS = 65536
@@ -71,10 +82,21 @@ class MergeTreeWriter:
         self._spill_dir: str | None = None
         self.new_files: list[DataFileMeta] = []
         self._writers: list[KeyValueFileWriter] = []
+        opts = table.options
+        self.first_row = isinstance(engine, FirstRow)
+        # tables that compact with lookup (Paimon's needLookup): every compaction lifts level 0, merging each key
+        # with its newest record above; merges of the others then read only that record (see changelog.py)
+        self.lookup = lookup_compaction(opts, self.first_row)
+        self.lookup_merge = lookup_merge(opts, self.first_row)
+        self.producer = opts.get("changelog-producer")
         # changelog-producer=input: every input record also goes to changelog files, as written
-        self.changelog = table.options.get("changelog-producer") == "input"
+        self.changelog = self.producer == "input"
         self.changelog_files: list[DataFileMeta] = []
-        self.changelog_namer = namer.changelog_namer() if self.changelog else None
+        # changelog-producer lookup / full-compaction: the compactions' changelog (committed with COMPACT)
+        self.rules = ChangelogRules(self.layout, opts, self.first_row) if self.producer in (LOOKUP, FULL_COMPACTION) \
+            else None
+        self.compact_changelog_files: list[DataFileMeta] = []
+        self.changelog_namer = namer.changelog_namer() if self.changelog or self.rules is not None else None
 
     # ---------------------------------------------------------------- input
     def write(self, rows: pa.RecordBatch | pa.Table, kinds: np.ndarray) -> None:
@@ -99,6 +121,11 @@ class MergeTreeWriter:
 
     def take_changelog(self) -> list[DataFileMeta]:
         files, self.changelog_files = self.changelog_files, []
+        return files
+
+    def take_compact_changelog(self) -> list[DataFileMeta]:
+        """The changelog files this writer's compactions wrote (lookup / full-compaction producers)."""
+        files, self.compact_changelog_files = self.compact_changelog_files, []
         return files
 
     def flush_memory(self) -> None:
@@ -174,71 +201,167 @@ class MergeTreeWriter:
         before: list[DataFileMeta] = []
         after: list[DataFileMeta] = []
         full = self.full_compaction
-        force_up = isinstance(self.engine, FirstRow)
         for _ in range(4):  # one pick, and more only while the runs stay above the stop trigger
             runs = sorted_runs(files)
             if full:
                 unit = strategy.pick_full(opts.num_levels, runs)
-            elif force_up:
+            elif self.first_row:
                 unit = strategy.pick_first_row(opts.num_levels, runs)
             else:
                 unit = strategy.pick(opts.num_levels, runs)
-            if unit is None and self.dv is not None:
+            if unit is None and self.lookup:  # Paimon's ForceUpLevel0Compaction
                 unit = strategy.pick_force_level0(opts.num_levels, runs)
             if unit is None:
                 break
             full = False
-            # with deletion vectors every older version of a rewritten key gets deleted: deletes can go
-            dropping = drop_delete(unit, runs) or (self.dv is not None and unit.output_level != 0)
             inputs = unit.files
-            if len(inputs) == 1 and (not dropping or not inputs[0].delete_row_count) and not (
-                    self.dv is not None and inputs[0].level == 0):
-                outputs = [replace(inputs[0], level=unit.output_level)]  # upgrade: same file, new level
-            elif self.dv is not None:
-                outputs = self._rewrite_with_lookup(unit.runs, runs, unit.output_level)
-                for f in inputs:
-                    self.dv.remove(f.file_name)
-            else:
-                outputs = self.rewrite(unit.runs, unit.output_level, dropping)
+            outputs = self._compact_unit(unit, runs, opts.num_levels - 1)
             before += inputs
             after += outputs
             gone = {f.file_name for f in inputs}
             files = [f for f in files if f.file_name not in gone] + outputs
             remaining = sorted_runs(files)
-            if len(remaining) <= opts.stop_trigger and not (
-                    (force_up or self.dv is not None) and remaining and remaining[0].level == 0):
+            if len(remaining) <= opts.stop_trigger and not (self.lookup and remaining and remaining[0].level == 0):
                 break
         return _net(before, after, self)
 
-    def rewrite(self, runs, output_level: int, dropping: bool) -> list[DataFileMeta]:
-        readers = [_read_run(self.table, self.directory, r.files) for r in runs]
-        writer = KeyValueFileWriter(self.table, self.directory, self.namer, level=output_level,
-                                    file_source=FileSource.COMPACT)
-        self._writers.append(writer)
-        return writer.write_all(merge_sorted_runs(readers, self.engine, drop_retract=dropping))
+    def _compact_unit(self, unit: CompactUnit, runs: list[SortedRun], max_level: int) -> list[DataFileMeta]:
+        """Compact one unit (Paimon's MergeTreeCompactRewriter and its changelog subclasses): its output files."""
+        inputs = unit.files
+        out = unit.output_level
+        # with deletion vectors every older version of a rewritten key gets deleted: deletes can go
+        dropping = drop_delete(unit, runs) or (self.dv is not None and out != 0)
+        if self.lookup and out > 0 and any(r.level == 0 for r in unit.runs):
+            return self._lookup_compact(unit, runs, max_level, dropping)
+        if self.producer == FULL_COMPACTION and out == max_level:
+            return self._full_changelog_compact(unit, max_level, dropping)
+        if len(inputs) == 1 and (not dropping or not inputs[0].delete_row_count):
+            return [replace(inputs[0], level=out)]  # upgrade: same file, new level
+        readers = [self._read_run(r.files) for r in unit.runs]
+        if self.lookup_merge:  # each key's newest record above level 0 supersedes the older ones
+            readers = [merge_sorted_runs(readers, NewestRecord(self.layout), drop_retract=False)]
+        outputs = self._write_merged(merge_sorted_runs(readers, self.engine, drop_retract=dropping), out)
+        self._rewritten(inputs)
+        return outputs
 
-    def _rewrite_with_lookup(self, unit_runs, runs, output_level: int) -> list[DataFileMeta]:
-        """Deletion-vector compaction (Paimon's LookupMergeTreeCompactRewriter): merge the unit's runs
-        (their deleted rows dropped) together with the older versions of the same keys found in the
-        runs the unit leaves alone, and mark those older rows deleted in their files' vectors. Readers
-        then read each file with its vector and need not merge levels."""
+    def _lookup_compact(self, unit: CompactUnit, runs: list[SortedRun], max_level: int,
+                        dropping: bool) -> list[DataFileMeta]:
+        """Lift level 0 (Paimon's LookupMergeTreeCompactRewriter): each key of the unit's level-0 files is merged
+        with its newest record above level 0, from the unit's runs or looked up in the runs above the output
+        level (with deletion vectors that record is then marked deleted in its file's vector); the lookup
+        producer writes the changelog of those keys."""
+        out = unit.output_level
+        level0 = [f for r in unit.runs if r.level == 0 for f in r.files]
+        changed = [self._read_table(f) for f in level0]  # level 0 is small: the stop trigger bounds it
+        in_unit = {f.file_name for f in unit.files}
+        above = [r for r in runs if r.level > out and not any(f.file_name in in_unit for f in r.files)]
+        base = [self._read_run(r.files) for r in unit.runs if r.level > 0]
+        found = self._look_up(key_set(changed, self.layout), above)
+        if found.num_rows:
+            base.append(iter([found]))
+        # first-row keeps a key's first record; the others their newest above level 0 (LookupMergeFunction)
+        base_engine = self.engine if self.first_row else NewestRecord(self.layout)
+        rewrite = not self._upgrades(unit, max_level)
+        outputs = self._merge_with_changelog(base, base_engine, [iter([t]) for t in changed], out, dropping,
+                                             rewrite, produce=self.producer == LOOKUP)
+        if not rewrite:
+            return [replace(level0[0], level=out)]
+        self._rewritten(unit.files)
+        return outputs
+
+    def _upgrades(self, unit: CompactUnit, max_level: int) -> bool:
+        """Whether a unit of one level-0 file only changes the file's level (no rewrite), as Paimon's
+        LookupMergeTreeCompactRewriter.upgradeStrategy and MergeTreeCompactTask.upgrade decide."""
+        if len(unit.files) != 1:
+            return False
+        deletes = unit.files[0].delete_row_count
+        if (deletes is None or deletes > 0) and (self.dv is not None or unit.output_level == max_level):
+            return False  # deletes must go (deletion vectors), and never reach the top level
+        if unit.output_level == max_level:
+            return True
+        # deduplicate keeps the newest record, which the level-0 file holds; other engines merge the looked-up one
+        return isinstance(self.engine, Deduplicate) and not self.layout.sequence_fields
+
+    def _full_changelog_compact(self, unit: CompactUnit, max_level: int, dropping: bool) -> list[DataFileMeta]:
+        """A compaction into the top level of a full-compaction producer's table (Paimon's
+        FullChangelogMergeTreeCompactRewriter): the changelog of every key with a record below the top level,
+        from its top-level record to the merge of all its records."""
+        top = [self._read_run(r.files) for r in unit.runs if r.level == max_level]
+        below = [self._read_run(r.files) for r in unit.runs if r.level != max_level]
+        single = len(unit.files) == 1 and unit.files[0].delete_row_count == 0  # upgraded, not rewritten
+        outputs = self._merge_with_changelog(top, self.engine, below, max_level, dropping, rewrite=not single,
+                                             produce=True)
+        if single:
+            return [replace(unit.files[0], level=max_level)]
+        self._rewritten(unit.files)
+        return outputs
+
+    def _merge_with_changelog(self, base: list[Iterator[pa.Table]], base_engine: MergeEngine,
+                              changed: list[Iterator[pa.Table]], output_level: int, dropping: bool, rewrite: bool,
+                              produce: bool) -> list[DataFileMeta]:
+        """Merge the ``changed`` runs (level 0, or what lies below the top level) with ``base`` (the runs holding
+        each key's record before, merged with ``base_engine`` to one record per key) into files at
+        ``output_level`` (if ``rewrite``), and (``produce``) write the changelog of the keys the changed runs
+        hold: each one's record before against its merged record after (Paimon's ChangelogMergeTreeRewriter).
+        Streamed: one chunk per run in memory, cut at common keys."""
+        before = merge_sorted_runs(base, base_engine, drop_retract=False) if len(base) > 1 else \
+            (base[0] if base else iter(()))
+        data = self._new_writer(self.namer, output_level, FileSource.COMPACT) if rewrite else None
+        # Paimon's createRollingChangelogFileWriter(outputLevel): `changelog-` files at the output level
+        log = self._new_writer(self.changelog_namer, output_level, FileSource.APPEND) if produce else None
         keys = self.layout.key_columns
-        unit_files = {f.file_name for r in unit_runs for f in r.files}
-        seen = [t.select(keys) for r in unit_runs for t in self._read_run_dv(r.files)]
-        readers = [self._read_run_dv(r.files) for r in unit_runs]
-        if seen:
-            unit_keys = pa.concat_tables(seen).group_by(keys, use_threads=False).aggregate([])
-            bounds = unit_keys.sort_by([(k, "ascending") for k in keys])
-            lo, hi = (tuple(bounds.column(k)[i].as_py() for k in keys) for i in (0, bounds.num_rows - 1))
-            for run in runs:
-                if run.level == 0 or any(f.file_name in unit_files for f in run.files):
-                    continue
-                older = [self._lookup(f, unit_keys) for f in run.files if self._may_hold(f, lo, hi)]
-                readers.append(t for t in older if t.num_rows)
-        writer = KeyValueFileWriter(self.table, self.directory, self.namer, level=output_level,
-                                    file_source=FileSource.COMPACT)
+        for old, *news in aligned_runs([before, *changed], self.layout):
+            news = [t for t in news if t.num_rows]
+            if news:
+                merged = self.engine.merge(self.layout.sort(pa.concat_tables([old, *news])), drop_retract=False)
+                if log is not None:
+                    touched = key_set(news, self.layout)
+                    log.add(self.rules.changelog(rows_with_keys(old, touched, keys),
+                                                 rows_with_keys(merged, touched, keys)))
+            else:
+                merged = old
+            if data is not None:
+                data.add(self.engine.drop_retracts(merged) if dropping else merged)
+        if log is not None:
+            self.compact_changelog_files += log.close()
+        return data.close() if data is not None else []
+
+    def _new_writer(self, namer: FileNamer, level: int, source: int) -> KeyValueFileWriter:
+        writer = KeyValueFileWriter(self.table, self.directory, namer, level=level, file_source=source)
         self._writers.append(writer)
-        return writer.write_all(merge_sorted_runs(readers, self.engine, drop_retract=True))
+        return writer
+
+    def _write_merged(self, merged: Iterator[pa.Table], output_level: int) -> list[DataFileMeta]:
+        return self._new_writer(self.namer, output_level, FileSource.COMPACT).write_all(merged)
+
+    def _rewritten(self, inputs: list[DataFileMeta]) -> None:
+        """The inputs were rewritten: their deletion vectors go with them."""
+        if self.dv is not None:
+            for f in inputs:
+                self.dv.remove(f.file_name)
+
+    def _look_up(self, keys: pa.Table, above: list[SortedRun]) -> pa.Table:
+        """Each key's newest record in the runs ``above`` the output level (Paimon's LookupLevels.lookup: the
+        lowest level holding the key), sorted by key; with deletion vectors each is marked deleted in its file's
+        vector, since the compaction's output replaces it."""
+        key_columns = self.layout.key_columns
+        pending = keys
+        found: list[pa.Table] = []
+        for run in sorted(above, key=lambda r: r.level):
+            if pending.num_rows == 0:
+                break
+            bounds = pending.sort_by([(k, "ascending") for k in key_columns])
+            lo, hi = (tuple(bounds.column(k)[i].as_py() for k in key_columns) for i in (0, bounds.num_rows - 1))
+            hits = [t for t in (self._lookup(f, pending) for f in run.files if self._may_hold(f, lo, hi))
+                    if t.num_rows]
+            if hits:
+                hit = pa.concat_tables(hits)
+                found.append(hit)
+                pending = pending.join(hit.select(key_columns), keys=key_columns, join_type="left anti",
+                                       use_threads=False)
+        if not found:
+            return self.layout.arrow_schema().empty_table()
+        return self.layout.sort(pa.concat_tables(found))
 
     def _may_hold(self, f: DataFileMeta, lo: tuple, hi: tuple) -> bool:
         """Whether file ``f``'s key range meets [lo, hi] (any doubt: yes, the file is read)."""
@@ -249,27 +372,37 @@ class MergeTreeWriter:
         except Exception:  # noqa: BLE001 - keys that do not compare in Python: no pruning
             return True
 
-    def _lookup(self, f: DataFileMeta, unit_keys: pa.Table) -> pa.Table:
-        """The live rows of file ``f`` whose keys are in ``unit_keys``, now marked deleted in its vector."""
+    def _lookup(self, f: DataFileMeta, keys: pa.Table) -> pa.Table:
+        """The live rows of file ``f`` whose keys are in ``keys``; with deletion vectors now marked deleted in its
+        vector."""
         parts = list(_read_run(self.table, self.directory, [f]))
         if not parts:
             return self.layout.arrow_schema().empty_table()
         data = pa.concat_tables(parts)
         data = data.append_column(_POS, pa.array(np.arange(data.num_rows, dtype=np.int64)))
-        data = next(iter(drop_positions([data], self.dv.positions(f.file_name))), data.slice(0, 0))
+        if self.dv is not None:
+            data = next(iter(drop_positions([data], self.dv.positions(f.file_name))), data.slice(0, 0))
         if data.num_rows == 0:
             return data.drop_columns([_POS])
-        keys = self.layout.key_columns
+        key_columns = self.layout.key_columns
         # join on the keys and positions only (any value column type may be in the rest)
-        found = data.select([*keys, _POS]).join(unit_keys, keys=keys, join_type="left semi", use_threads=False)
+        found = data.select([*key_columns, _POS]).join(keys, keys=key_columns, join_type="left semi",
+                                                       use_threads=False)
         positions = np.sort(found.column(_POS).to_numpy())  # the file's order (by key), which joins do not keep
-        self.dv.delete(f.file_name, positions)
+        if self.dv is not None:
+            self.dv.delete(f.file_name, positions)
         index = np.searchsorted(data.column(_POS).to_numpy(), positions)
         return data.take(pa.array(index)).drop_columns([_POS])
 
-    def _read_run_dv(self, files: list[DataFileMeta]) -> Iterator[pa.Table]:
+    def _read_run(self, files: list[DataFileMeta]) -> Iterator[pa.Table]:
+        """A run's records, without those its files' deletion vectors delete."""
         for f in files:
-            yield from drop_positions(_read_run(self.table, self.directory, [f]), self.dv.positions(f.file_name))
+            rows = _read_run(self.table, self.directory, [f])
+            yield from (drop_positions(rows, self.dv.positions(f.file_name)) if self.dv is not None else rows)
+
+    def _read_table(self, f: DataFileMeta) -> pa.Table:
+        parts = [t for t in self._read_run([f]) if t.num_rows]
+        return pa.concat_tables(parts) if parts else self.layout.arrow_schema().empty_table()
 
     def abort(self) -> None:
         if self.dv is not None:

@@ -23,6 +23,8 @@ from ..index.manifest import IndexManifestEntry, IndexManifestFile
 from ..index.paths import in_data_dir, index_file_path
 from ..manifest.files import ManifestFile, ManifestList
 from ..manifest.meta import FileKind, ManifestEntry, ManifestFileMeta, live_entries
+from ..mergetree.changelog import lookup_compaction
+from ..mergetree.compact import full_compaction_due, full_compaction_interval
 from ..row_tracking import assign_row_tracking, row_tracking_enabled
 from ..snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from .index_commit import IndexCommit, deletion_vector_changes, hashes_added
@@ -34,9 +36,19 @@ if TYPE_CHECKING:
     from ..table import Table
 
 
-# compacts the given (partition, bucket)s of a table and commits them (operation.compact's compaction, which
-# commits through this module: the facade hands it in)
-BucketCompactor = Callable[[set[tuple[bytes, int]]], Snapshot | None]
+# compacts the given (partition, bucket)s of a table (fully, if the flag says so) and commits them
+# (operation.compact's compaction, which commits through this module: the facade hands it in)
+BucketCompactor = Callable[[set[tuple[bytes, int]], bool], Snapshot | None]
+
+
+def commits_due_full_compaction(table: Table) -> bool:
+    """Whether the table's latest commit is one after which its buckets compact fully (every
+    full_compaction_interval-th commit; COMPACT snapshots do not count)."""
+    every = full_compaction_interval(table.options)
+    if every is None or every == 1:
+        return every == 1
+    sm = table.snapshot_manager
+    return full_compaction_due(every, sum(1 for i in sm.list_ids() if sm.snapshot(i).commit_kind != "COMPACT"))
 
 
 class TableCommit:
@@ -84,21 +96,28 @@ class TableCommit:
                          for m in messages for f in m.changelog_files]
             snapshot = self._commit(adds, "APPEND", identifier, overwrite=None, sequence_guard=guard,
                                     changelog=changelog, added_hashes=added_hashes, hash_base=base_snapshot_id)
-        if compact_adds or compact_deletes:
+        compact_changelog = [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
+                             for m in messages for f in m.compact_changelog]
+        if compact_adds or compact_deletes or compact_changelog:
             # as Paimon: new files land as APPEND, the compaction of the same commit as COMPACT (with the
-            # deletion vectors it changed: they belong to the files it wrote)
+            # deletion vectors it changed: they belong to the files it wrote, and the changelog it wrote)
             snapshot = self._commit(compact_adds, "COMPACT", identifier, overwrite=None, fixed_deletes=compact_deletes,
-                                    dv_changes=deletion_vector_changes(messages))
-        return self._lift_first_row_level0(messages) or snapshot
+                                    changelog=compact_changelog, dv_changes=deletion_vector_changes(messages))
+        return self._lift_level0(messages) or snapshot
 
-    def _lift_first_row_level0(self, messages: Sequence[CommitMessage]) -> Snapshot | None:
-        """First-row tables keep no level-0 file past a commit: Paimon's readers skip level 0 there
-        (its first-row writers compact every commit up). Writers that did not (several tasks per
-        bucket, or a plain core write) leave it to the committer, the one owner at this point."""
+    def _lift_level0(self, messages: Sequence[CommitMessage]) -> Snapshot | None:
+        """Compact the level-0 files the writers left, where Paimon's writers would have compacted them in the
+        same commit: tables that compact with lookup (first-row and deletion-vector tables, whose readers skip
+        level 0; the lookup changelog producer, whose changelog comes from lifting level 0: Paimon's
+        ForceUpLevel0Compaction), and tables whose commit is due a full compaction (the full-compaction
+        producer: GlobalFullCompactionSinkWrite). Writers that did not (several tasks per bucket, or a plain
+        core write) leave it to the committer, the one owner at this point."""
         opts = self.table.options
-        # deletion-vector tables too: their readers skip level 0 as well (Paimon compacts it up with lookup)
-        dv = opts.get("deletion-vectors.enabled") and self.table.schema.primary_keys
-        if (opts.get("merge-engine") != "first-row" and not dv) or opts.get("write-only"):
+        if not self.table.schema.primary_keys or opts.get("write-only"):
+            return None
+        lift = lookup_compaction(opts, opts.get("merge-engine") == "first-row")
+        full = opts.get("changelog-producer") == "full-compaction" and commits_due_full_compaction(self.table)
+        if not lift and not full:
             return None
         lifted = {(f.file_name) for m in messages for f in m.compact_before}
         buckets = {(m.partition, m.bucket) for m in messages
@@ -106,9 +125,9 @@ class TableCommit:
         if not buckets:
             return None
         if self.compact_buckets is None:
-            raise ValueError(f"a commit to {self.table.path} left level-0 files its readers skip, and this "
+            raise ValueError(f"a commit to {self.table.path} left level-0 files its writers compact, and this "
                              "TableCommit has no compaction to lift them: build it with table.new_commit()")
-        return self.compact_buckets(buckets)
+        return self.compact_buckets(buckets, full)
 
     def overwrite(self, messages: Sequence[CommitMessage],
                   partitions: set[bytes] | Callable[[bytes], bool] | None = None,
@@ -128,7 +147,7 @@ class TableCommit:
         snapshot = self._commit(adds, "OVERWRITE", identifier,
                                 overwrite=partitions if partitions is not None else "all",
                                 added_hashes=hashes_added(messages))
-        return self._lift_first_row_level0(messages) or snapshot  # readers that skip level 0 see the new rows
+        return self._lift_level0(messages) or snapshot  # readers that skip level 0 see the new rows
 
     def replace_files(self, messages: Sequence[CommitMessage], file_names: Sequence[str],
                       identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:

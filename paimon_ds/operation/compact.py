@@ -20,6 +20,7 @@ from ..deletionvectors.maintainer import DeletionVectorsMaintainer, dv_enabled
 from ..io.data_files import AppendFileWriter
 from ..io.names import DataFileNamer
 from ..manifest.meta import DataFileMeta, FileSource
+from ..mergetree.changelog import lookup_compaction
 from ..mergetree.compact import CompactionOptions, UniversalCompaction, sorted_runs
 from ..mergetree.engine import FirstRow
 from ..mergetree.merge import merge_engine
@@ -85,7 +86,9 @@ def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int
     opts = CompactionOptions.from_options(table.options)
     strategy = UniversalCompaction(opts)
     tasks = []
-    force_up = bool(table.schema.primary_keys) and isinstance(merge_engine(table.schema, table.options), FirstRow)
+    first_row = bool(table.schema.primary_keys) and isinstance(merge_engine(table.schema, table.options), FirstRow)
+    # tables that compact with lookup (Paimon's ForceUpLevel0Compaction): level 0 always goes up
+    force_level0 = bool(table.schema.primary_keys) and lookup_compaction(table.options, first_row)
     dv_files = dv_index_files(table, scan.snapshot) if dv_enabled(table) else None
     for (partition, bucket), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         if only is not None and (partition, bucket) not in only:
@@ -102,11 +105,11 @@ def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int
                     tasks[-1].dv_index_files = dv_files.get((partition, bucket), [])
             continue
         runs = sorted_runs(files)
-        if full or force_up:  # first-row: keys must stay in one run (see UniversalCompaction.pick_first_row)
+        if full or first_row:  # first-row: keys must stay in one run (see UniversalCompaction.pick_first_row)
             unit = strategy.pick_full(opts.num_levels, runs)
         else:
             unit = strategy.pick(opts.num_levels, runs)
-        if unit is None and dv_files is not None:  # readers skip level 0: it always goes up
+        if unit is None and force_level0:
             unit = strategy.pick_force_level0(opts.num_levels, runs)
         if unit is None:
             continue
@@ -180,7 +183,7 @@ def run_compaction(table: Table, task: BucketTask, full: bool) -> CommitMessage:
         raise
     return CommitMessage(task.partition, task.bucket, task.total_buckets, [], task.partition_path,
                          compact_before=before, compact_after=after, new_index_files=new_dvs,
-                         deleted_index_files=old_dvs)
+                         deleted_index_files=old_dvs, compact_changelog=writer.take_compact_changelog())
 
 
 def compact_in_process(table: Table, buckets: set[tuple[bytes, int]] | None, full: bool = False,
@@ -189,8 +192,9 @@ def compact_in_process(table: Table, buckets: set[tuple[bytes, int]] | None, ful
                        partitions: Callable[[bytes], bool] | None = None):
     """Compact the given buckets (None: all) here, no Spark tasks, and commit a COMPACT snapshot; None if nothing to do.
 
-    Used after a non-clustered write to a first-row table, whose level-0 files Paimon's readers skip:
-    the driver is then the one owner of those buckets' compaction.
+    Used after a non-clustered write to a table whose writers compact level 0 up in every commit (first-row,
+    deletion vectors, the lookup changelog producer) or fully (the full-compaction producer): the driver is
+    then the one owner of those buckets' compaction.
     """
     fresh = table.reload()
     tasks = plan_compaction(fresh, full, only=buckets, partitions=partitions)

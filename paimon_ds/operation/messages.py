@@ -40,6 +40,7 @@ class CommitMessage:
     compact_before: list[DataFileMeta] = field(default_factory=list)
     compact_after: list[DataFileMeta] = field(default_factory=list)
     # changelog files (changelog-producer=input): every input record, committed in the changelog manifest list
+    # of the APPEND snapshot (Paimon's DataIncrement.changelogFiles)
     changelog_files: list[DataFileMeta] = field(default_factory=list)
     # deletion vectors (Paimon's IndexIncrement): the bucket's new deletion-vector index files, and the files
     # of the writer's base snapshot they replace
@@ -48,6 +49,9 @@ class CommitMessage:
     # dynamic-bucket tables: hashes (sorted int32) of keys written to the bucket that its hash index file in
     # the writer's base snapshot lacks; the commit merges them into the bucket's current index file
     added_hashes: np.ndarray | None = None
+    # changelog files the compaction wrote (changelog-producer lookup or full-compaction): committed in the
+    # changelog manifest list of the COMPACT snapshot (Paimon's CompactIncrement.changelogFiles)
+    compact_changelog: list[DataFileMeta] = field(default_factory=list)
 
     @property
     def directory_rel(self) -> str:
@@ -58,7 +62,8 @@ class CommitMessage:
         `index-file-in-data-file-dir` (index files in the bucket's directory, not `index/`)."""
         base = f"{table_root}/{self.directory_rel}"
         before = {f.file_name for f in self.compact_before}
-        made = self.new_files + self.changelog_files + [f for f in self.compact_after if f.file_name not in before]
+        made = (self.new_files + self.changelog_files + self.compact_changelog
+                + [f for f in self.compact_after if f.file_name not in before])
         index_dir = base if index_in_data_dir else f"{table_root}/index"
         # a file under an external root (`data-file.external-paths`) is at its recorded location
         return ([f.external_path or f"{base}/{f.file_name}" for f in made]

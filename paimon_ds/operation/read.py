@@ -16,6 +16,7 @@ from ..casts.column import cast_column
 from ..deletionvectors.index_file import read_vector
 from ..deletionvectors.maintainer import drop_positions
 from ..format.data_file import open_data_file
+from ..mergetree.changelog import NewestRecord, lookup_merge
 from ..mergetree.compact import sorted_runs
 from ..mergetree.engine import FirstRow, MergeEngine
 from ..mergetree.files import read_kv_file
@@ -148,7 +149,13 @@ class TableRead:
             if merge_free(split, engine):  # only retractions to drop
                 readers = [run_reader(split.files)]
             else:
-                readers = [run_reader(r.files) for r in sorted_runs(split.files)]
+                runs = sorted_runs(split.files)
+                readers = [run_reader(r.files) for r in runs if r.level == 0]
+                high = [run_reader(r.files) for r in runs if r.level > 0]
+                if len(high) > 1 and lookup_merge(self.table.options, isinstance(engine, FirstRow)):
+                    # a key's newest record above level 0 holds its whole value (LookupMergeFunction)
+                    high = [merge_sorted_runs(high, NewestRecord(engine.layout), drop_retract=False)]
+                readers += high
             if len(readers) == 1:
                 merged = (finish(t) for t in readers[0])
             else:

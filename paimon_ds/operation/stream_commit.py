@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from ..mergetree.compact import CompactionOptions, sorted_runs
 from ..row_tracking import data_evolution_enabled
 from ..snapshot import Snapshot, SnapshotNotFound
+from .commit import commits_due_full_compaction
 from .compact import compact_in_process
 from .messages import CommitConflict, CommitMessage
 from .scan import TableScan
@@ -146,10 +147,6 @@ class StreamCommit:
             return None
 
     def _full_compaction_due(self) -> bool:
-        """`full-compaction.delta-commits`: every N-th data commit of the table compacts fully."""
-        every = self.table.options.get("full-compaction.delta-commits")
-        if not every:
-            return False
-        sm = self.table.snapshot_manager
-        commits = sum(1 for i in sm.list_ids() if sm.snapshot(i).commit_kind != "COMPACT")
-        return commits % every == 0
+        """`full-compaction.delta-commits` (see full_compaction_interval): every N-th data commit of the table
+        compacts fully."""
+        return commits_due_full_compaction(self.table)

@@ -31,6 +31,7 @@ from ..index.snapshot_assigner import SnapshotBucketAssigner
 from ..io.data_files import AppendFileWriter
 from ..io.names import DataFileNamer
 from ..manifest.meta import DataFileMeta
+from ..mergetree.compact import full_compaction_due, full_compaction_interval
 from ..mergetree.kv import ROW_KINDS
 from ..mergetree.merge import merge_engine
 from ..mergetree.writer import MergeTreeWriter
@@ -50,7 +51,8 @@ class BucketRestore:
     ``max_sequence``: the highest sequence number of each (partition, bucket), so new rows go above
     it; ``files``: each bucket's live files, for writers that own their buckets and compact them;
     ``delta_commits``: how many commits (snapshots other than COMPACT) the table has had, counted
-    only when `full-compaction.delta-commits` is set (compaction snapshots must not advance it);
+    only when writers compact fully every few commits (`full-compaction.delta-commits`; compaction snapshots must
+    not advance it);
     ``index_files``: dynamic-bucket tables, each bucket's hash index file at the snapshot.
     """
 
@@ -70,7 +72,7 @@ class BucketRestore:
         restore = BucketRestore(snapshot.id if snapshot else None, {}, {} if with_files else None)
         if snapshot is None:
             return restore
-        if table.options.get("full-compaction.delta-commits"):
+        if (full_compaction_interval(table.options) or 1) > 1:  # every commit: nothing to count
             sm = table.snapshot_manager
             restore.delta_commits = sum(1 for i in sm.list_ids()
                                         if i <= snapshot.id and sm.snapshot(i).commit_kind != "COMPACT")
@@ -139,9 +141,9 @@ class TableWrite:
             rowkind = table.options.get("rowkind.field")
             self.rowkind_idx = self.schema.field_names.index(self.schema.field(rowkind).name) if rowkind else None
             self.compact = clustered and not table.options.get("write-only")
-            every = table.options.get("full-compaction.delta-commits")
             # this write is the table's (delta_commits + 1)-th commit; COMPACT snapshots do not count
-            self.full_compaction = bool(every) and (self.restore.delta_commits + 1) % every == 0
+            self.full_compaction = full_compaction_due(full_compaction_interval(table.options),
+                                                       self.restore.delta_commits + 1)
         self.dynamic = is_dynamic_bucket(table)
         # cross-partition upsert (primary key without every partition key, bucket=-1): the package's global
         # index assigners give each row its bucket (and -D rows for keys that moved); no hash index is kept
@@ -354,13 +356,15 @@ class TableWrite:
             for (part_key, bucket), writer in self.writers.items():
                 new, before, after = writer.prepare_commit()
                 changelog = writer.take_changelog()
+                compact_changelog = writer.take_compact_changelog()
                 maintainer = self.index_maintainers.get((part_key, bucket))
                 added = maintainer.new_hashes() if maintainer is not None else None
                 added = added if added is not None and len(added) else None
-                if new or before or after or changelog or added is not None:
+                if new or before or after or changelog or compact_changelog or added is not None:
                     messages.append(CommitMessage(part_key, bucket, total_buckets, new,
                                                   self.partition_dirs.get(part_key, ""), before, after,
-                                                  changelog_files=changelog, added_hashes=added))
+                                                  changelog_files=changelog, added_hashes=added,
+                                                  compact_changelog=compact_changelog))
             self.writers.clear()
             self.index_maintainers.clear()
             return messages
