@@ -28,6 +28,7 @@ from ..format.binary_row import deserialize_row
 from ..manifest.meta import DataFileMeta, FileSource
 from .compact import CompactionOptions, UniversalCompaction, drop_delete, sorted_runs
 from .engine import FirstRow, MergeEngine
+from .expire import RecordExpiry
 from .files import KeyValueFileWriter, read_kv_file, row_sequence, run_sequence, with_sequence
 from .kv import KeyValueLayout
 from .merge import merge_sorted_runs
@@ -75,11 +76,17 @@ class MergeTreeWriter:
         self.changelog = table.options.get("changelog-producer") == "input"
         self.changelog_files: list[DataFileMeta] = []
         self.changelog_namer = namer.changelog_namer() if self.changelog else None
+        self.expiry: RecordExpiry | None = None  # record-level.expire-time, while compacting
 
     # ---------------------------------------------------------------- input
     def write(self, rows: pa.RecordBatch | pa.Table, kinds: np.ndarray) -> None:
-        self.engine.check_input(kinds)
+        keep = self.engine.input_filter(kinds)
+        if keep is not None:
+            rows, kinds = rows.filter(pa.array(keep)), kinds[keep]
+        self.engine.check_input(kinds, rows)
         n = rows.num_rows
+        if n == 0:
+            return
         seq = row_sequence(self.base_seq, self.counter, n)
         self.counter += n
         kv = self.layout.to_kv(rows, seq, kinds)
@@ -168,6 +175,8 @@ class MergeTreeWriter:
         return new, before, after
 
     def _compact(self) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
+        self.expiry = RecordExpiry.of(self.table)  # "now" is when the compaction starts reading
+        expired = self.expiry.expired_file if self.expiry is not None else None
         opts = CompactionOptions.from_options(self.table.options)
         strategy = UniversalCompaction(opts)
         files = self.restored + self.new_files
@@ -178,7 +187,7 @@ class MergeTreeWriter:
         for _ in range(4):  # one pick, and more only while the runs stay above the stop trigger
             runs = sorted_runs(files)
             if full:
-                unit = strategy.pick_full(opts.num_levels, runs)
+                unit = strategy.pick_full(opts.num_levels, runs, rewrite=expired)
             elif force_up:
                 unit = strategy.pick_first_row(opts.num_levels, runs)
             else:
@@ -192,7 +201,7 @@ class MergeTreeWriter:
             dropping = drop_delete(unit, runs) or (self.dv is not None and unit.output_level != 0)
             inputs = unit.files
             if len(inputs) == 1 and (not dropping or not inputs[0].delete_row_count) and not (
-                    self.dv is not None and inputs[0].level == 0):
+                    self.dv is not None and inputs[0].level == 0) and not (expired and expired(inputs[0])):
                 outputs = [replace(inputs[0], level=unit.output_level)]  # upgrade: same file, new level
             elif self.dv is not None:
                 outputs = self._rewrite_with_lookup(unit.runs, runs, unit.output_level)
@@ -211,7 +220,7 @@ class MergeTreeWriter:
         return _net(before, after, self)
 
     def rewrite(self, runs, output_level: int, dropping: bool) -> list[DataFileMeta]:
-        readers = [_read_run(self.table, self.directory, r.files) for r in runs]
+        readers = [_read_run(self.table, self.directory, r.files, self.expiry) for r in runs]
         writer = KeyValueFileWriter(self.table, self.directory, self.namer, level=output_level,
                                     file_source=FileSource.COMPACT)
         self._writers.append(writer)
@@ -269,7 +278,8 @@ class MergeTreeWriter:
 
     def _read_run_dv(self, files: list[DataFileMeta]) -> Iterator[pa.Table]:
         for f in files:
-            yield from drop_positions(_read_run(self.table, self.directory, [f]), self.dv.positions(f.file_name))
+            live = drop_positions(_read_run(self.table, self.directory, [f]), self.dv.positions(f.file_name))
+            yield from (live if self.expiry is None else (self.expiry.keep(t) for t in live))
 
     def abort(self) -> None:
         if self.dv is not None:
@@ -312,6 +322,9 @@ def _read_spill(path: str) -> Iterator[pa.Table]:
             yield pa.Table.from_batches([reader.get_batch(i)])
 
 
-def _read_run(table: Table, directory: str, files: list[DataFileMeta]) -> Iterator[pa.Table]:
+def _read_run(table: Table, directory: str, files: list[DataFileMeta], expiry: RecordExpiry | None = None
+              ) -> Iterator[pa.Table]:
+    """A sorted run's records (a compaction's input: without the expired ones, `record-level.expire-time`)."""
     for f in files:
-        yield from read_kv_file(table, f.external_path or f"{directory}/{f.file_name}", f.schema_id, size=f.file_size)
+        chunks = read_kv_file(table, f.external_path or f"{directory}/{f.file_name}", f.schema_id, size=f.file_size)
+        yield from (chunks if expiry is None else (expiry.keep(t) for t in chunks))

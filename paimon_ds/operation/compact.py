@@ -22,6 +22,7 @@ from ..io.names import DataFileNamer
 from ..manifest.meta import DataFileMeta, FileSource
 from ..mergetree.compact import CompactionOptions, UniversalCompaction, sorted_runs
 from ..mergetree.engine import FirstRow
+from ..mergetree.expire import RecordExpiry
 from ..mergetree.merge import merge_engine
 from ..mergetree.writer import MergeTreeWriter
 from ..options import OptionError
@@ -86,6 +87,7 @@ def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int
     tasks = []
     force_up = bool(table.schema.primary_keys) and isinstance(merge_engine(table.schema, table.options), FirstRow)
     dv_files = dv_index_files(table, scan.snapshot) if dv_enabled(table) else None
+    expiry = RecordExpiry.of(table) if table.schema.primary_keys else None  # full: rewrite files with expired records
     for (partition, bucket), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         if only is not None and (partition, bucket) not in only:
             continue
@@ -102,7 +104,7 @@ def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int
             continue
         runs = sorted_runs(files)
         if full or force_up:  # first-row: keys must stay in one run (see UniversalCompaction.pick_first_row)
-            unit = strategy.pick_full(opts.num_levels, runs)
+            unit = strategy.pick_full(opts.num_levels, runs, rewrite=expiry.expired_file if expiry and full else None)
         else:
             unit = strategy.pick(opts.num_levels, runs)
         if unit is None and dv_files is not None:  # readers skip level 0: it always goes up
