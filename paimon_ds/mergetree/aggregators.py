@@ -353,6 +353,13 @@ def _wrap_int(result: pa.Array, target: pa.DataType) -> pa.Array:
     return pa.array(arr.astype(target.to_pandas_dtype()), target, mask=~valid_mask(result))
 
 
+def _wrap(v: int, root: str) -> int:
+    """A Python int in the column's width, wrapped around as Java's integer arithmetic does."""
+    bits = np.iinfo(_INTEGERS[root]).bits
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >= 1 << (bits - 1) else v
+
+
 def _decimal_fit(values: list, precision: int, scale: int) -> list:
     """Java's Decimal.fromBigDecimal: HALF_UP to the scale, null beyond the precision."""
     out = []
@@ -424,10 +431,12 @@ class Sum(Aggregator):
         _check_numeric(cls, field)
 
     def agg(self, acc: Any, v: Any) -> Any:
-        return v if acc is None else acc if v is None else acc + v
+        out = v if acc is None else acc if v is None else acc + v
+        return _wrap(out, self.type.root) if out is not None and self.type.root in _INTEGERS else out
 
     def retract(self, acc: Any, v: Any) -> Any:
-        return (None if v is None else -v) if acc is None else acc if v is None else acc - v
+        out = (None if v is None else -v) if acc is None else acc if v is None else acc - v
+        return _wrap(out, self.type.root) if out is not None and self.type.root in _INTEGERS else out
 
     def plan(self, values: pa.Array, ops: np.ndarray, starts: np.ndarray) -> Plan | None:
         root = self.type.root
@@ -475,6 +484,8 @@ class Product(Aggregator):
     def agg(self, acc: Any, v: Any) -> Any:
         if acc is None or v is None:
             return v if acc is None else acc
+        if self.type.root in _INTEGERS:
+            return _wrap(acc * v, self.type.root)
         if self.type.root == "DECIMAL":
             with decimal.localcontext() as ctx:
                 ctx.prec = 100
@@ -484,6 +495,15 @@ class Product(Aggregator):
     def retract(self, acc: Any, v: Any) -> Any:
         if acc is None or v is None:
             return acc
+        root = self.type.root
+        if root in _INTEGERS:
+            if v == 0:
+                raise ArithmeticError("/ by zero (product retraction)")
+            q = abs(acc) // abs(v)
+            return _wrap(-q if (acc < 0) != (v < 0) else q, root)
+        if root in ("FLOAT", "DOUBLE"):
+            with np.errstate(divide="ignore", invalid="ignore"):  # IEEE division, as Java's
+                return float(np.float64(acc) / np.float64(v))
         with decimal.localcontext() as ctx:
             ctx.prec = 100
             ctx.traps[decimal.Inexact] = True  # BigDecimal.divide refuses a non-terminating quotient

@@ -2,9 +2,10 @@
 on key-value tables (no Spark, no oracle).
 
 The sequences are Apache Paimon's own unit tests (master's PartialUpdateMergeFunctionTest: testSequenceGroup,
-testMultiSequenceFields, testSequenceGroupPartialDelete, testSequenceGroupDefaultAggFunc, testPartialUpdateWithAggregation,
-testMultiSequenceFieldsPartialUpdateWithAggregation, testFirstValue...): Java adds records one by one to one merge
-function and checks the row after some of them; here the same records, up to each checked one, are merged at once.
+testMultiSequenceFields, testSequenceGroupPartialDelete, testSequenceGroupDefaultAggFunc,
+testPartialUpdateWithAggregation, testMultiSequenceFieldsPartialUpdateWithAggregation, testFirstValue...): Java
+adds records one by one to one merge function and checks the row after some of them; here the same records, up
+to each checked one, are merged at once.
 Where Paimon's versions differ (see paimon_ds/mergetree/partial_update.py) the expected value says which is kept.
 """
 
