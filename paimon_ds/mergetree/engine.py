@@ -57,6 +57,7 @@ class MergeEngine:
         self.key_columns = self.layout.key_columns
         self.ignore_delete = options.get("ignore-delete")
         self.ignore_update_before = options.get("ignore-update-before")
+        self.layout.sequence_order  # noqa: B018 - an invalid sequence.field.sort-order is refused here
 
     def input_filter(self, kinds: np.ndarray) -> np.ndarray | None:
         """The input rows a writer keeps (None: all), see row_kind_filter."""
