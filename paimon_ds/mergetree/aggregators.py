@@ -226,6 +226,8 @@ class PrimaryKey(Aggregator):
         return v
 
     def fold(self, values: pa.Array, ops: np.ndarray, starts: np.ndarray) -> pa.Array:
+        if not (ops == SKIP).any():  # every row sets it: the last row's
+            return values.take(pa.array(np.append(starts[1:], len(values)) - 1))
         return take_or_null(values, last_index((ops == AGG) | (ops == RETRACT), starts))
 
 
@@ -257,6 +259,8 @@ class LastNonNullValue(Aggregator):
 
     def fold(self, values: pa.Array, ops: np.ndarray, starts: np.ndarray) -> pa.Array:
         valid = valid_mask(values)
+        if not ops.any():  # all added: the last non-null value
+            return take_or_null(values, last_index(valid, starts))
         # decisive rows: an added value sets it, a retracted value clears it; rows with null change nothing
         decisive = valid & ((ops == AGG) | (ops == RETRACT))
         last = last_index(decisive, starts)
@@ -465,11 +469,14 @@ class Sum(Aggregator):
             return pa.array(acc, pa.float32(), mask=~has)
         if root in _INTEGERS:
             # int64 sums wrap around: the same result, in each width, as Java 0.9 adding in that width in order
-            arr = values.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-            arr = np.where(valid, np.where(ops == RETRACT, -arr, arr), 0)
+            arr = values.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+            if ops.any():  # not all added: retractions subtract, skipped rows count nothing
+                arr = np.where(valid, np.where(ops == RETRACT, -arr, arr), 0)
             total = np.add.reduceat(arr, starts)
+            if values.null_count == 0 and not ops.any():
+                return pa.array(total.astype(_INTEGERS[root], copy=False), self.arrow_type)
             has = np.logical_or.reduceat(valid, starts)
-            return pa.array(total.astype(_INTEGERS[root]), self.arrow_type, mask=~has)
+            return pa.array(total.astype(_INTEGERS[root], copy=False), self.arrow_type, mask=~has)
         return super().fold(values, ops, starts)
 
 
