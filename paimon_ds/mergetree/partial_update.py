@@ -10,11 +10,14 @@ Running those rules row by row amounts to: per group, a row is "accepted" when i
 below the running maximum of the rows before it; that is computed for all keys with numpy.
 
 Version notes (Java classes of Paimon master unless said):
-- A merge whose rows are all retractions gives an INSERT row (Paimon 0.9 and 1.0). Paimon 1.1+ gives a DELETE row
-  when no insert was met ("meetInsert"), and 1.4+ seeds the row with the retraction's own values; both break the
-  retraction of a grouped aggregate across compactions (a -U merged alone then merged again retracts twice), and
-  the 0.9 oracle reads twin tables value for value only with 0.9's rule, so 0.9's is kept. Its primary-key columns
-  are the key's (0.9 left them null).
+- A merge whose rows are all retractions (a commit that retracts a key, merged alone in the write buffer) gives
+  an INSERT row of the retracted groups with the key's primary key. Paimon 0.9 and 1.0 give the same row with a
+  null primary-key column, which they write into the NOT NULL column (a file no reader can read); 1.1+ gives a
+  DELETE row when no insert was met ("meetInsert"), which a later merge with the key's older rows takes as a
+  retraction again: a grouped sum retracted in its own commit reads 5 - (-5) = 10 in 1.1-1.3, and 5 - 0 = 5 in
+  1.4+ (which also seeds the row with the retraction's values), where the rule kept here reads 0 however the
+  rows are grouped into merges (write buffers, spills, compactions). A lone -U with remove-record-on-delete is
+  likewise ignored here (1.1+ makes it a DELETE that then removes the row).
 - `partial-update.remove-record-on-delete` (no groups) and `partial-update.remove-record-on-sequence-group` (1.x):
   the DELETE empties the row and later rows rebuild it from nothing; the result is a DELETE row (with the delete's
   values) when the delete is the key's last row. -U rows are ignored with remove-record-on-delete. Paimon 0.9 lost
