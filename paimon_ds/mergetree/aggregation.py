@@ -64,11 +64,6 @@ class Aggregation(MergeEngine):
                                   "conflicting behavior so should not be enabled at the same time.")
         self.single_identity = all(a.single_identity for a in self.aggregators.values())
 
-    # kept for callers that name a column's function
-    @property
-    def functions(self) -> dict[str, str]:
-        return {n: a.name for n, a in self.aggregators.items()}
-
     def strict_problems(self) -> list[str]:
         return [f"Data type for list agg column must be STRING (unbounded VARCHAR) (column {n!r})"
                 for n, a in self.aggregators.items()
