@@ -724,7 +724,7 @@ def _hashable(t: pa.DataType) -> bool:
                 or pa.types.is_fixed_size_binary(t) or pa.types.is_floating(t) or pa.types.is_dictionary(t))
 
 
-def _first_occurrences(groups: np.ndarray, keys: pa.Array, last_of: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def _first_occurrences(groups: np.ndarray, keys: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """For each distinct (group, key), in the order of first occurrence: (first position, last position)."""
     table = pa.table({"g": groups, "k": keys, "p": np.arange(len(groups), dtype=np.int64)})
     out = table.group_by(["g", "k"], use_threads=False).aggregate([("p", "min"), ("p", "max")])
