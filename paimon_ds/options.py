@@ -360,23 +360,50 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "commit lifts level 0, merging each key's newest record above it) without writing a changelog."),
     Option("sequence.field", None, parse_list, "Primary-key tables: comma-separated columns that order the rows of "
            "a key instead of the write order (the greatest wins)."),
+    Option("sequence.field.sort-order", "ascending", enum_parser("ascending", "descending"),
+           "Primary-key tables: descending makes the smallest `sequence.field` win (a null one still loses)."),
     Option("rowkind.field", None, str, "Primary-key tables: a string column holding each input row's kind "
            "(+I, -U, +U, -D)."),
     Option("ignore-delete", False, parse_bool, "Primary-key tables: writers drop delete and update-before rows.",
            fallback_keys=("first-row.ignore-delete", "deduplicate.ignore-delete", "partial-update.ignore-delete")),
+    Option("ignore-update-before", False, parse_bool, "Writers drop update-before (-U) rows (Paimon 1.x)."),
     Option("partial-update.remove-record-on-delete", False, parse_bool,
            "Partial-update tables: a delete row removes the key's row (update-before rows are ignored)."),
+    Option("partial-update.remove-record-on-sequence-group", None, parse_list,
+           "Partial-update tables (Paimon 1.x): sequence fields of groups whose delete rows remove the key's row."),
+    Option("aggregation.remove-record-on-delete", False, parse_bool,
+           "Aggregation tables (Paimon 1.x): a delete row removes the key's row instead of retracting."),
     Option("fields.default-aggregate-function", None, str,
-           "Aggregation tables: the function of columns without their own (unset: last_non_null_value)."),
-    Option("fields.#.aggregate-function", None, str, "Aggregation tables: the function of column # (sum, product, "
-           "min, max, last_value, last_non_null_value, first_value, first_non_null_value, bool_and, bool_or, "
-           "listagg)."),
+           "Aggregation and partial-update tables: the function of columns without their own (aggregation: unset "
+           "means last_non_null_value)."),
+    Option("fields.#.aggregate-function", None, str, "Aggregation tables, and partial-update columns in a sequence "
+           "group: the function of column # (sum, product, min, max, last_value, last_non_null_value, first_value, "
+           "first_non_null_value, bool_and, bool_or, listagg, collect, merge_map, merge_map_with_keytime, "
+           "nested_update, nested_partial_update; hll_sketch, theta_sketch, rbm32, rbm64)."),
     Option("fields.#.ignore-retract", False, parse_bool,
-           "Aggregation tables: column # ignores delete and update-before rows."),
-    Option("fields.#.list-agg-delimiter", ",", str, "Aggregation tables: the delimiter of column #'s listagg."),
-    Option("fields.#.distinct", False, parse_bool, "Aggregation tables: column #'s listagg keeps each value once."),
+           "Aggregation functions: column # ignores delete and update-before rows."),
+    Option("fields.#.list-agg-delimiter", ",", str, "Aggregation functions: the delimiter of column #'s listagg."),
+    Option("fields.#.distinct", False, parse_bool,
+           "Aggregation functions: column #'s listagg or collect keeps each value once."),
+    Option("fields.#.nested-key", None, parse_list,
+           "nested_update / nested_partial_update: the fields of column #'s rows that identify a row."),
+    Option("fields.#.nested-key-null-strategy", "merge", enum_parser("merge", "ignore", "error"),
+           "nested_update / nested_partial_update (Paimon 2.x): rows whose nested key has a null: merge, ignore or "
+           "error."),
+    Option("fields.#.nested-sequence-field", None, parse_list,
+           "nested_update with a nested key (Paimon 2.x): fields ordering two rows of one nested key (greatest wins)."),
+    Option("fields.#.count-limit", 2**31 - 1, parse_int, "nested_update: at most this many rows in column #."),
+    Option("fields.#.ts-field", None, str, "merge_map_with_keytime: the string field of column #'s map values that "
+           "orders them (unset: the last field)."),
     Option("fields.#.sequence-group", None, parse_list,
-           "Partial-update sequence groups: refused by paimon_ds's writers (not supported yet)."),
+           "Partial-update tables: the columns column # (or `fields.a,b.sequence-group`: columns a, b) orders; a "
+           "row updates them only if its sequence value is not older."),
+    Option("record-level.expire-time", None, parse_duration_ms,
+           "Primary-key tables: compaction drops records whose `record-level.time-field` is older than this."),
+    Option("record-level.time-field", None, str, "Primary-key tables: the INT (seconds), BIGINT (seconds, or "
+           "milliseconds from 10^12) or TIMESTAMP column `record-level.expire-time` reads."),
+    Option("record-level.time-field-type", None, enum_parser("seconds-int", "millis-long"),
+           "Paimon 0.9 tables: seconds-int (an INT column) or millis-long (a BIGINT of milliseconds)."),
     Option("deletion-vectors.enabled", False, parse_bool, "Primary-key tables: compaction marks replaced rows in "
            "deletion vectors, and batch reads skip level 0 instead of merging keys."),
     Option("write-buffer-spillable", True, parse_bool,
@@ -482,12 +509,6 @@ _BLOCKABLE = (WRITE, READ, EXPIRE, TAG)
 # key skips them until they land (tests/test_option_audit.py). Reconcile after merging: a key whose reader is in,
 # leaves this set.
 BEING_IMPLEMENTED = frozenset({
-    "sequence.field.sort-order", "ignore-update-before", "aggregation.remove-record-on-delete",
-    "partial-update.remove-record-on-delete", "partial-update.remove-record-on-sequence-group",
-    "fields.#.sequence-group", "fields.#.aggregate-function", "fields.default-aggregate-function",
-    "fields.#.ignore-retract", "fields.#.distinct", "fields.#.list-agg-delimiter", "fields.#.nested-key",
-    "fields.#.nested-key-null-strategy", "fields.#.nested-sequence-field", "fields.#.count-limit", "fields.#.ts-field",
-    "record-level.expire-time", "record-level.time-field", "record-level.time-field-type",
     # with `bucket` = -2 (postpone buckets)
     "postpone.batch-write-fixed-bucket", "postpone.batch-write-fixed-bucket.max-parallelism",
     "postpone.batch-write-fixed-bucket.rescale-load-factor", "postpone.default-bucket-num", "postpone.merge-on-read",

@@ -65,7 +65,11 @@ def _check_layout(path: str, schema: TableSchema, options: Options) -> None:
     rowkind = options.get("rowkind.field")
     if rowkind:
         schema.field(rowkind)
-    merge_engine(schema, options)
+    engine = merge_engine(schema, options)
+    problems = engine.strict_problems()
+    if problems:
+        raise OptionError(problems[0])
+    check_record_level_expire(schema, options)
     if options.get("merge-engine") == "first-row" and Options(schema.options).get("sequence.field"):
         raise OptionError("the first-row merge engine does not take a 'sequence.field' (as in Paimon): "
                           "the first row written wins")
@@ -81,6 +85,27 @@ def _check_layout(path: str, schema: TableSchema, options: Options) -> None:
         if options.get("merge-engine") == "first-row":
             raise OptionError("deletion-vectors.enabled is not supported with the first-row merge engine (as in "
                               "Paimon: it never deletes old rows)")
+
+
+def check_record_level_expire(schema: TableSchema, options: Options) -> None:
+    """Paimon's checks of `record-level.expire-time` / `record-level.time-field` (RecordLevelExpire.create and
+    SchemaValidation): the time field exists and is INT, BIGINT or TIMESTAMP (0.9's time-field-type: INT with
+    seconds-int, BIGINT with millis-long)."""
+    field_name = options.get("record-level.time-field")
+    if options.get("record-level.expire-time") is not None and field_name is None:
+        raise OptionError("You should set time field for record-level expire ('record-level.time-field').")
+    if field_name is None:
+        return
+    if field_name not in schema.field_names:
+        raise OptionError(f"Can not find time field {field_name} for record level expire.")
+    t = schema.field(field_name).type
+    if t.root not in ("INT", "BIGINT", "TIMESTAMP", "TIMESTAMP_LTZ"):
+        raise OptionError(f"The record level time field type should be one of INT, BIGINT, or TIMESTAMP, but field "
+                          f"type is {t.sql()}.")
+    kind = options.get("record-level.time-field-type")
+    if kind is not None and (kind, t.root) not in (("seconds-int", "INT"), ("millis-long", "BIGINT")):
+        raise OptionError(f"Record level time field {field_name!r} is {t.sql()}: 'record-level.time-field-type' = "
+                          f"{kind!r} takes {'INT' if kind == 'seconds-int' else 'BIGINT'} (Paimon 0.9)")
 
 
 def schema_problems(schema: TableSchema) -> list[str]:

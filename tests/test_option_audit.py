@@ -134,6 +134,13 @@ def read_keys() -> set[str]:
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                     and node.func.attr in ("get", "is_set", "pop", "setdefault") and node.args):
                 read |= _texts(node.args[0], constants)
+            elif _field_option_suffix(node) is not None:
+                # a column's option read through mergetree.aggregators.field_option / Aggregator.opt
+                read |= {f"fields.#.{suffix}" for suffix in _texts(_field_option_suffix(node), constants)}
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and node.func.attr in ("startswith", "endswith") and node.args):
+                # keys matched by their family's parts (`key.endswith(SEQUENCE_GROUP)`): fields.#.<suffix>
+                read |= {f"fields.#.{t}" for t in _texts(node.args[0], constants) if node.func.attr == "endswith"}
             elif isinstance(node, ast.Subscript):
                 read |= _texts(node.slice, constants)
             elif isinstance(node, ast.Compare) and any(isinstance(o, (ast.In, ast.NotIn)) for o in node.ops):
@@ -141,6 +148,17 @@ def read_keys() -> set[str]:
             elif isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.iter, ast.Name):
                 read |= _texts(node.iter, constants)  # for key in SOME_KEYS: options.get(key)
     return read
+
+
+def _field_option_suffix(node: ast.AST) -> ast.AST | None:
+    """The suffix argument of a `field_option(options, column, suffix)` or `<aggregator>.opt(suffix)` call."""
+    if not isinstance(node, ast.Call):
+        return None
+    if isinstance(node.func, ast.Name) and node.func.id == "field_option" and len(node.args) == 3:
+        return node.args[2]
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "opt" and len(node.args) == 1:
+        return node.args[0]
+    return None
 
 
 def _is_read(key: str, read: set[str]) -> bool:

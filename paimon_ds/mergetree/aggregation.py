@@ -1,8 +1,14 @@
-"""The aggregation merge engine: each value column folds the rows of a key with its aggregate function."""
+"""The aggregation merge engine (Paimon's AggregateMergeFunction): each value column folds the rows of a key with
+its aggregate function (aggregators.py); -U / -D rows retract (`fields.<f>.ignore-retract`: ignored).
+
+Primary-key columns take the last row's value; a `sequence.field` column is last_value (Paimon 1.x; 0.9 gave it the
+default function); other columns `fields.<f>.aggregate-function`, else `fields.default-aggregate-function`, else
+last_non_null_value. The result is an INSERT row, even of retractions only. With
+`aggregation.remove-record-on-delete` (Paimon 1.x) a -D row empties the row instead: the rows after it rebuild it
+from nothing, and a key whose last row is a -D becomes that DELETE row.
+"""
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -10,29 +16,20 @@ import pyarrow.compute as pc
 
 from ..options import OptionError, Options
 from ..schema import TableSchema
-from .engine import MergeEngine, group_ends, retract_mask
+from .aggregators import (
+    AGG,
+    RETRACT,
+    SKIP,
+    Aggregator,
+    LastValue,
+    Plan,
+    PrimaryKey,
+    create_aggregator,
+    field_option,
+    run_plans,
+)
+from .engine import MergeEngine, column_array, group_ends, retract_mask
 from .kv import DELETE, INSERT, KIND, UPDATE_BEFORE, group_starts
-
-AGGREGATES = ("sum", "product", "min", "max", "last_value", "last_non_null_value", "first_value",
-              "first_non_null_value", "bool_and", "bool_or", "listagg", "primary-key")
-
-
-# (pyarrow hash aggregate, options) for each Paimon aggregate function
-_HASH_AGG: dict[str, tuple[str, Any]] = {
-    "sum": ("sum", pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)),
-    "product": ("product", pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)),
-    "min": ("min", pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)),
-    "max": ("max", pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)),
-    "last_value": ("last", pc.ScalarAggregateOptions(skip_nulls=False, min_count=0)),
-    "last_non_null_value": ("last", pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)),
-    "first_value": ("first", pc.ScalarAggregateOptions(skip_nulls=False, min_count=0)),
-    "first_non_null_value": ("first", pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)),
-    "bool_and": ("all", pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)),
-    "bool_or": ("any", pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)),
-    "listagg": ("list", None),
-    "primary-key": ("last", pc.ScalarAggregateOptions(skip_nulls=False, min_count=0)),
-}
-_RETRACTABLE = {"sum"}
 
 
 class Aggregation(MergeEngine):
@@ -40,94 +37,99 @@ class Aggregation(MergeEngine):
         super().__init__(schema, options)
         raw = options.raw
         default = options.get("fields.default-aggregate-function") or "last_non_null_value"
-        self.functions: dict[str, str] = {}
-        self.ignore_retract: dict[str, bool] = {}
-        self.delimiters: dict[str, str] = {}
-        self.distinct: dict[str, bool] = {}
+        self.remove_on_delete = options.get("aggregation.remove-record-on-delete")
         lower = {f.name.lower(): f.name for f in schema.fields}
         for key in raw:
             if key.startswith("fields.") and key.count(".") >= 2:
                 name = key[len("fields."):key.rindex(".")]
-                if name != "default-aggregate-function" and name.lower() not in lower:
+                if name != "default-aggregate-function" and "," not in name and name.lower() not in lower:
                     raise OptionError(f"option {key!r} names column {name!r}, which is not in the table")
+        sequence = self.layout.sequence_fields
+        self.aggregators: dict[str, Aggregator] = {}
+        self.ignore_retract: dict[str, bool] = {}
         for f in schema.fields:
-            def opt(suffix: str, _f: str = f.name) -> Any:
-                given = [k for k in (f"fields.{_f}.{suffix}", f"fields.{_f.lower()}.{suffix}") if k in raw]
-                return options.get(given[0] if given else f"fields.{_f}.{suffix}")
-            fn = "primary-key" if f.name in schema.primary_keys else opt("aggregate-function") or default
-            if fn == "count":
-                raise OptionError("'count' is not an aggregate function of Paimon's aggregation engine "
-                                  "(use sum over a column of 1s)")
-            if fn not in AGGREGATES:
-                raise OptionError(f"unknown aggregate function {fn!r} for column {f.name!r}; "
-                                  f"supported: {', '.join(a for a in AGGREGATES if a != 'primary-key')}")
-            self.functions[f.name] = fn
-            self.ignore_retract[f.name] = opt("ignore-retract")
-            self.delimiters[f.name] = opt("list-agg-delimiter") or ","
-            self.distinct[f.name] = opt("distinct")
+            explicit = field_option(options, f.name, "aggregate-function")
+            if f.name in sequence and explicit is not None:
+                raise OptionError(f"Should not define aggregation on sequence field: '{f.name}'.")
+            if f.name in schema.primary_keys:
+                agg: Aggregator = PrimaryKey(f, options)
+            elif f.name in sequence:
+                agg = LastValue(f, options)
+            else:
+                agg = create_aggregator(explicit or default, f, options)
+            self.aggregators[f.name] = agg
+            self.ignore_retract[f.name] = field_option(options, f.name, "ignore-retract")
+            if self.remove_on_delete and self.ignore_retract[f.name]:
+                raise OptionError(f"aggregation.remove-record-on-delete and fields.{f.name}.ignore-retract have "
+                                  "conflicting behavior so should not be enabled at the same time.")
+        self.single_identity = all(a.single_identity for a in self.aggregators.values())
 
-    def check_input(self, kinds: np.ndarray) -> None:
-        if self.ignore_delete or not ((kinds == UPDATE_BEFORE) | (kinds == DELETE)).any():
+    def strict_problems(self) -> list[str]:
+        return [f"Data type for list agg column must be STRING (unbounded VARCHAR) (column {n!r})"
+                for n, a in self.aggregators.items()
+                if a.name == "listagg" and self.schema.field(n).type.params != (2147483647,)]
+
+    def check_input(self, kinds: np.ndarray, rows: pa.Table | pa.RecordBatch | None = None) -> None:
+        retracting = (kinds == UPDATE_BEFORE) if self.remove_on_delete else (kinds == UPDATE_BEFORE) | (kinds == DELETE)
+        if self.ignore_delete or not retracting.any():
             return
-        bad = [n for n, fn in self.functions.items()
-               if fn not in _RETRACTABLE and fn != "primary-key" and not self.ignore_retract[n]]
+        bad = [n for n, a in self.aggregators.items() if not a.retractable and not self.ignore_retract[n]]
         if bad:
             raise OptionError(f"aggregate functions of column(s) {bad} cannot retract DELETE/UPDATE_BEFORE rows; "
                               "set 'ignore-delete' or 'fields.<f>.ignore-retract' = 'true'")
 
     def merge(self, kv: pa.Table, drop_retract: bool) -> pa.Table:
-        if self.ignore_delete:
-            kv = self.drop_retracts(kv)
+        # no ignore-delete here: Paimon drops those rows before the writer (input_filter), and its
+        # AggregateMergeFunction retracts whatever retraction a file holds
         if kv.num_rows == 0:
             return kv
+        kv = kv.combine_chunks()
         n = kv.num_rows
         starts = group_starts(kv, self.key_columns)
         ends = group_ends(starts, n)
-        if len(starts) == n and not retract_mask(kv).any():
-            return kv  # one row per key: nothing to aggregate
+        kinds = kv.column(KIND).to_numpy()
         retract = retract_mask(kv)
-        group = np.repeat(np.arange(len(starts), dtype=np.int64), np.diff(np.append(starts, n)))
-        work: dict[str, Any] = {"__g": pa.array(group)}
-        aggs = []
-        for name, fn in self.functions.items():
-            col = kv.column(name)
-            if isinstance(col, pa.ChunkedArray):
-                col = col.combine_chunks()
-            if retract.any():
-                if fn == "sum":
-                    col = pc.if_else(pa.array(retract), pc.negate(col), col)
-                elif self.ignore_retract[name] or fn == "primary-key":
-                    col = pc.if_else(pa.array(retract), pa.nulls(n, col.type), col) if fn != "primary-key" else col
-            work[name] = col
-            hash_fn, options = _HASH_AGG[fn]
-            aggs.append((name, hash_fn, options) if options is not None else (name, hash_fn))
-        grouped = pa.table(work).group_by("__g", use_threads=False).aggregate(aggs)
+        if len(starts) == n and self.single_identity and not retract.any():
+            # one added row per key: nothing to aggregate (the row becomes an INSERT, as Paimon's result is)
+            if not kinds.any():
+                return kv
+            k = kv.schema.get_field_index(KIND)
+            return kv.set_column(k, kv.schema.field(k), pa.array(np.zeros(n, dtype=np.int8)))
+        ops = np.where(retract, RETRACT, AGG).astype(np.int8)
+        ends_in_delete = None
+        if self.remove_on_delete:
+            removed = kinds == DELETE
+            if removed.any():
+                last = np.maximum.reduceat(np.where(removed, np.arange(n), -1), starts)
+                group = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n)))
+                ops[np.arange(n) <= last[group]] = SKIP
+                ends_in_delete = removed[ends]
+        # the functions that are pyarrow hash aggregates run in one group_by
+        results: dict[str, pa.Array] = {}
+        plans: dict[str, Plan] = {}
+        for name, agg in self.aggregators.items():
+            col_ops = np.where(ops == RETRACT, SKIP, ops).astype(np.int8) if self.ignore_retract[name] else ops
+            values = column_array(kv, name)
+            plan = agg.plan(values, col_ops, starts)
+            if plan is None:
+                results[name] = agg.fold(values, col_ops, starts)
+            else:
+                plans[name] = plan
+        results.update(zip(plans, run_plans(list(plans.values()), starts, n)))
         out_cols = []
         for i, name in enumerate(kv.schema.names):
-            field = kv.schema.field(i)
-            if name in self.functions:
-                fn = self.functions[name]
-                hash_fn = _HASH_AGG[fn][0]
-                res = grouped.column(f"{name}_{hash_fn}")
-                if fn == "listagg":
-                    res = self._listagg(res, name)
-                out_cols.append(res.cast(field.type))
+            if name in results:
+                res = results[name]
+                if ends_in_delete is not None and ends_in_delete.any():
+                    res = pc.if_else(pa.array(ends_in_delete), kv.column(i).take(pa.array(ends)), res)
+                field = kv.schema.field(i)
+                out_cols.append(res if res.type == field.type else res.cast(field.type))
             elif name == KIND:
-                out_cols.append(pa.array(np.full(len(starts), INSERT, dtype=np.int8)))
+                kind = np.full(len(starts), INSERT, dtype=np.int8)
+                if ends_in_delete is not None:
+                    kind[ends_in_delete] = DELETE
+                out_cols.append(pa.array(kind))
             else:  # key columns and sequence number: those of the group's last row
                 out_cols.append(kv.column(i).take(pa.array(ends)))
-        return pa.Table.from_arrays(out_cols, schema=kv.schema)
-
-    def _listagg(self, lists: pa.ChunkedArray, name: str) -> pa.Array:
-        delim = self.delimiters[name]
-        out = []
-        for values in lists.to_pylist():  # one Python join per key, only for listagg columns
-            vals = [v for v in values if v is not None and v != ""]
-            if self.distinct[name]:
-                seen: list[str] = []
-                for piece in (p for v in vals for p in v.split(delim)):
-                    if piece not in seen:
-                        seen.append(piece)
-                vals = seen
-            out.append(delim.join(vals) if vals else None)
-        return pa.array(out, pa.string())
+        out = pa.Table.from_arrays(out_cols, schema=kv.schema)
+        return self.drop_retracts(out) if drop_retract and ends_in_delete is not None else out

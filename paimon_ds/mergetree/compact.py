@@ -7,6 +7,7 @@ in order: size amplification, size ratio, and the number of runs (MergeTreeCompa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..manifest.meta import DataFileMeta
@@ -122,10 +123,16 @@ class UniversalCompaction:
             return None
         return self._size_ratio(num_levels - 1, runs, level0, force=True)
 
-    def pick_full(self, num_levels: int, runs: list[SortedRun]) -> CompactUnit | None:
+    def pick_full(self, num_levels: int, runs: list[SortedRun],
+                  rewrite: Callable[[DataFileMeta], bool] | None = None) -> CompactUnit | None:
+        """Every run into the max level; a bucket already in one max-level run: only its files ``rewrite``
+        picks (Paimon 1.x: files holding expired records, `record-level.expire-time`), else nothing."""
         max_level = num_levels - 1
-        if not runs or (len(runs) == 1 and runs[0].level == max_level):
+        if not runs:
             return None
+        if len(runs) == 1 and runs[0].level == max_level:
+            files = [f for f in runs[0].files if rewrite is not None and rewrite(f)]
+            return CompactUnit(max_level, [SortedRun(max_level, files)]) if files else None
         return CompactUnit(max_level, list(runs))
 
     def _pick_for_size_amp(self, max_level: int, runs: list[SortedRun]) -> CompactUnit | None:

@@ -21,8 +21,27 @@ def retract_mask(kv: pa.Table) -> np.ndarray:
     return (kinds == UPDATE_BEFORE) | (kinds == DELETE)
 
 
+def column_array(kv: pa.Table, name: str | int) -> pa.Array:
+    """A column of ``kv`` as one Array."""
+    col = kv.column(name)
+    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+
+
 def filter_rows(kv: pa.Table, keep: np.ndarray) -> pa.Table:
     return kv if keep.all() else kv.filter(pa.array(keep))
+
+
+def row_kind_filter(kinds: np.ndarray, ignore_delete: bool, ignore_update_before: bool) -> np.ndarray | None:
+    """The input rows a writer keeps (None: all): Paimon 1.x's RowKindFilter drops -U and -D rows with
+    `ignore-delete` and -U rows with `ignore-update-before` before they reach any writer (primary-key tables
+    of every engine, and append tables)."""
+    if ignore_delete:
+        drop = (kinds == UPDATE_BEFORE) | (kinds == DELETE)
+    elif ignore_update_before:
+        drop = kinds == UPDATE_BEFORE
+    else:
+        return None
+    return ~drop if drop.any() else None
 
 
 def group_ends(starts: np.ndarray, n: int) -> np.ndarray:
@@ -37,9 +56,19 @@ class MergeEngine:
         self.layout = KeyValueLayout(schema)
         self.key_columns = self.layout.key_columns
         self.ignore_delete = options.get("ignore-delete")
+        self.ignore_update_before = options.get("ignore-update-before")
+        self.layout.sequence_order  # noqa: B018 - an invalid sequence.field.sort-order is refused here
 
-    def check_input(self, kinds: np.ndarray) -> None:
-        """Refuse input row kinds the engine cannot take (Paimon fails the same way)."""
+    def input_filter(self, kinds: np.ndarray) -> np.ndarray | None:
+        """The input rows a writer keeps (None: all), see row_kind_filter."""
+        return row_kind_filter(kinds, self.ignore_delete, self.ignore_update_before)
+
+    def check_input(self, kinds: np.ndarray, rows: pa.Table | pa.RecordBatch | None = None) -> None:
+        """Refuse input row kinds the engine cannot take (Paimon fails the same way), before anything is written."""
+
+    def strict_problems(self) -> list[str]:
+        """Configurations Paimon 1.x refuses at table creation that older tables (read here) may carry."""
+        return []
 
     def merge(self, kv: pa.Table, drop_retract: bool) -> pa.Table:
         """One row per key from a key- and sequence-sorted table; without retract rows if asked."""
@@ -63,7 +92,7 @@ class Deduplicate(MergeEngine):
 
 
 class FirstRow(MergeEngine):
-    def check_input(self, kinds: np.ndarray) -> None:
+    def check_input(self, kinds: np.ndarray, rows: pa.Table | pa.RecordBatch | None = None) -> None:
         if not self.ignore_delete and ((kinds == UPDATE_BEFORE) | (kinds == DELETE)).any():
             raise OptionError("the first-row merge engine cannot take DELETE/UPDATE_BEFORE rows; "
                               "set 'ignore-delete' = 'true' to ignore them")

@@ -52,6 +52,11 @@ class KeyValueLayout:
             self.schema.field(n)  # raises naming the column if it does not exist
         return names
 
+    @property
+    def sequence_order(self) -> str:
+        """`sequence.field.sort-order`: ascending (the greatest sequence.field wins) or descending (the smallest)."""
+        return Options(self.schema.options).get("sequence.field.sort-order")
+
     def arrow_schema(self) -> pa.Schema:
         return self.kv_schema
 
@@ -79,7 +84,10 @@ class KeyValueLayout:
         """
         if kv.num_rows <= 1:
             return kv
-        keys = [(c, "ascending") for c in self.key_columns] + [(c, "ascending") for c in self.sequence_fields]
+        # a null sequence.field sorts first in either order (Paimon's comparator: nulls first, descending
+        # negates only the comparison of two values)
+        order = self.sequence_order
+        keys = [(c, "ascending") for c in self.key_columns] + [(c, order) for c in self.sequence_fields]
         if in_sequence_order and len(keys) == 1:
             col = kv.column(keys[0][0])
             if pa.types.is_integer(col.type) or pa.types.is_date(col.type):
@@ -154,3 +162,24 @@ def group_starts(kv: pa.Table, key_columns: list[str]) -> np.ndarray:
             diff = pc.not_equal(col.slice(1), col.slice(0, n - 1))
             change[1:] |= diff.to_numpy(zero_copy_only=False)
     return np.flatnonzero(change)
+
+
+def dense_rank(table: pa.Table) -> np.ndarray:
+    """Dense rank (from 0) of each row of ``table`` in the ascending order of its columns, field by field with
+    nulls first (Paimon's RecordComparator for sequence fields)."""
+    n = table.num_rows
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    order = sort_indices(table, [(c, "ascending") for c in table.column_names])
+    ordered = table.take(order)
+    change = np.zeros(n, dtype=bool)
+    for col in ordered.columns:
+        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        if n > 1:
+            a, b = col.slice(1), col.slice(0, n - 1)
+            differ = pc.fill_null(pc.not_equal(a, b), False).to_numpy(zero_copy_only=False)
+            differ |= a.is_valid().to_numpy(zero_copy_only=False) != b.is_valid().to_numpy(zero_copy_only=False)
+            change[1:] |= differ
+    ranks = np.empty(n, dtype=np.int64)
+    ranks[order.to_numpy()] = np.cumsum(change)
+    return ranks

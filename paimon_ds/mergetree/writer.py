@@ -39,6 +39,7 @@ from .changelog import (
 )
 from .compact import CompactionOptions, CompactUnit, SortedRun, UniversalCompaction, drop_delete, sorted_runs
 from .engine import Deduplicate, FirstRow, MergeEngine
+from .expire import RecordExpiry
 from .files import KeyValueFileWriter, read_kv_file, row_sequence, run_sequence, with_sequence
 from .kv import KeyValueLayout
 from .merge import merge_sorted_runs
@@ -97,11 +98,17 @@ class MergeTreeWriter:
             else None
         self.compact_changelog_files: list[DataFileMeta] = []
         self.changelog_namer = namer.changelog_namer() if self.changelog or self.rules is not None else None
+        self.expiry: RecordExpiry | None = None  # record-level.expire-time, while compacting
 
     # ---------------------------------------------------------------- input
     def write(self, rows: pa.RecordBatch | pa.Table, kinds: np.ndarray) -> None:
-        self.engine.check_input(kinds)
+        keep = self.engine.input_filter(kinds)
+        if keep is not None:
+            rows, kinds = rows.filter(pa.array(keep)), kinds[keep]
+        self.engine.check_input(kinds, rows)
         n = rows.num_rows
+        if n == 0:
+            return
         seq = row_sequence(self.base_seq, self.counter, n)
         self.counter += n
         kv = self.layout.to_kv(rows, seq, kinds)
@@ -195,6 +202,8 @@ class MergeTreeWriter:
         return new, before, after
 
     def _compact(self) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
+        self.expiry = RecordExpiry.of(self.table)  # "now" is when the compaction starts reading
+        expired = self.expiry.expired_file if self.expiry is not None else None
         opts = CompactionOptions.from_options(self.table.options)
         strategy = UniversalCompaction(opts)
         files = self.restored + self.new_files
@@ -204,7 +213,7 @@ class MergeTreeWriter:
         for _ in range(4):  # one pick, and more only while the runs stay above the stop trigger
             runs = sorted_runs(files)
             if full:
-                unit = strategy.pick_full(opts.num_levels, runs)
+                unit = strategy.pick_full(opts.num_levels, runs, rewrite=expired)
             elif self.first_row:
                 unit = strategy.pick_first_row(opts.num_levels, runs)
             else:
@@ -235,7 +244,7 @@ class MergeTreeWriter:
             return self._lookup_compact(unit, runs, max_level, dropping)
         if self.producer == FULL_COMPACTION and out == max_level:
             return self._full_changelog_compact(unit, max_level, dropping)
-        if len(inputs) == 1 and (not dropping or not inputs[0].delete_row_count):
+        if len(inputs) == 1 and (not dropping or not inputs[0].delete_row_count) and not self._holds_expired(inputs[0]):
             return [replace(inputs[0], level=out)]  # upgrade: same file, new level
         readers = [self._read_run(r.files) for r in unit.runs]
         if self.lookup_merge:  # each key's newest record above level 0 supersedes the older ones
@@ -272,7 +281,7 @@ class MergeTreeWriter:
     def _upgrades(self, unit: CompactUnit, max_level: int) -> bool:
         """Whether a unit of one level-0 file only changes the file's level (no rewrite), as Paimon's
         LookupMergeTreeCompactRewriter.upgradeStrategy and MergeTreeCompactTask.upgrade decide."""
-        if len(unit.files) != 1:
+        if len(unit.files) != 1 or self._holds_expired(unit.files[0]):
             return False
         deletes = unit.files[0].delete_row_count
         if (deletes is None or deletes > 0) and (self.dv is not None or unit.output_level == max_level):
@@ -288,7 +297,8 @@ class MergeTreeWriter:
         from its top-level record to the merge of all its records."""
         top = [self._read_run(r.files) for r in unit.runs if r.level == max_level]
         below = [self._read_run(r.files) for r in unit.runs if r.level != max_level]
-        single = len(unit.files) == 1 and unit.files[0].delete_row_count == 0  # upgraded, not rewritten
+        single = (len(unit.files) == 1 and unit.files[0].delete_row_count == 0  # upgraded, not rewritten
+                  and not self._holds_expired(unit.files[0]))
         outputs = self._merge_with_changelog(top, self.engine, below, max_level, dropping, rewrite=not single,
                                              produce=True)
         if single:
@@ -325,6 +335,11 @@ class MergeTreeWriter:
         if log is not None:
             self.compact_changelog_files += log.close()
         return data.close() if data is not None else []
+
+    def _holds_expired(self, f: DataFileMeta) -> bool:
+        """Whether file ``f``'s stats say it holds records `record-level.expire-time` drops: it is rewritten, not
+        moved up a level (Paimon 1.x)."""
+        return self.expiry is not None and self.expiry.expired_file(f)
 
     def _new_writer(self, namer: FileNamer, level: int, source: int) -> KeyValueFileWriter:
         writer = KeyValueFileWriter(self.table, self.directory, namer, level=level, file_source=source)
@@ -398,7 +413,8 @@ class MergeTreeWriter:
         """A run's records, without those its files' deletion vectors delete."""
         for f in files:
             rows = _read_run(self.table, self.directory, [f])
-            yield from (drop_positions(rows, self.dv.positions(f.file_name)) if self.dv is not None else rows)
+            live = drop_positions(rows, self.dv.positions(f.file_name)) if self.dv is not None else rows
+            yield from (live if self.expiry is None else (self.expiry.keep(t) for t in live))
 
     def _read_table(self, f: DataFileMeta) -> pa.Table:
         parts = [t for t in self._read_run([f]) if t.num_rows]
@@ -445,6 +461,9 @@ def _read_spill(path: str) -> Iterator[pa.Table]:
             yield pa.Table.from_batches([reader.get_batch(i)])
 
 
-def _read_run(table: Table, directory: str, files: list[DataFileMeta]) -> Iterator[pa.Table]:
+def _read_run(table: Table, directory: str, files: list[DataFileMeta], expiry: RecordExpiry | None = None
+              ) -> Iterator[pa.Table]:
+    """A sorted run's records (a compaction's input: without the expired ones, `record-level.expire-time`)."""
     for f in files:
-        yield from read_kv_file(table, f.external_path or f"{directory}/{f.file_name}", f.schema_id, size=f.file_size)
+        chunks = read_kv_file(table, f.external_path or f"{directory}/{f.file_name}", f.schema_id, size=f.file_size)
+        yield from (chunks if expiry is None else (expiry.keep(t) for t in chunks))

@@ -23,6 +23,7 @@ from ..manifest.meta import DataFileMeta, FileSource
 from ..mergetree.changelog import lookup_compaction
 from ..mergetree.compact import CompactionOptions, UniversalCompaction, sorted_runs
 from ..mergetree.engine import FirstRow
+from ..mergetree.expire import RecordExpiry
 from ..mergetree.merge import merge_engine
 from ..mergetree.writer import MergeTreeWriter
 from ..options import WRITE, OptionError, check_supported
@@ -90,6 +91,7 @@ def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int
     # tables that compact with lookup (Paimon's ForceUpLevel0Compaction): level 0 always goes up
     force_level0 = bool(table.schema.primary_keys) and lookup_compaction(table.options, first_row)
     dv_files = dv_index_files(table, scan.snapshot) if dv_enabled(table) else None
+    expiry = RecordExpiry.of(table) if table.schema.primary_keys else None  # full: rewrite files with expired records
     for (partition, bucket), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         if only is not None and (partition, bucket) not in only:
             continue
@@ -106,7 +108,7 @@ def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int
             continue
         runs = sorted_runs(files)
         if full or first_row:  # first-row: keys must stay in one run (see UniversalCompaction.pick_first_row)
-            unit = strategy.pick_full(opts.num_levels, runs)
+            unit = strategy.pick_full(opts.num_levels, runs, rewrite=expiry.expired_file if expiry and full else None)
         else:
             unit = strategy.pick(opts.num_levels, runs)
         if unit is None and force_level0:

@@ -47,19 +47,22 @@ class KeyLiveness(MergeEngine):
     """Whether a key still exists after the merge engine's merge, on key/sequence/kind columns only.
 
     deduplicate: its newest record is not a retraction; partial-update: its newest record other than
-    -U is not a -D; aggregation: always (the aggregate of retractions is a row); with ignore-delete and
-    for first-row: any record that is not a retraction.
+    -U is not a -D (with sequence groups: always, a retraction gives a row; with remove-record-on-sequence-group
+    taken as a -D removing it); aggregation: always (the aggregate of retractions is a row), with
+    remove-record-on-delete its newest record is not a -D; with ignore-delete and for first-row: any record that
+    is not a retraction.
     """
 
     def __init__(self, schema: TableSchema, options: Any) -> None:
         super().__init__(schema, options)
         engine = merge_engine(schema, options)
-        if engine.ignore_delete or isinstance(engine, FirstRow):
+        if isinstance(engine, FirstRow) or (engine.ignore_delete and not isinstance(engine, Aggregation)):
             self.mode = "any"
         elif isinstance(engine, PartialUpdate):
-            self.mode = "partial"
+            removing = any(g.removes_on_delete for g in engine.groups)
+            self.mode = "all" if engine.groups and not removing else "partial"
         elif isinstance(engine, Aggregation):
-            self.mode = "all"
+            self.mode = "not-deleted" if engine.remove_on_delete else "all"
         else:
             self.mode = "last"
 
@@ -77,6 +80,8 @@ class KeyLiveness(MergeEngine):
         retract = (kinds == UPDATE_BEFORE) | (kinds == DELETE)
         if self.mode in ("last", "partial"):
             alive = ~retract[ends]
+        elif self.mode == "not-deleted":
+            alive = kinds[ends] != DELETE
         elif self.mode == "any":
             alive = np.logical_or.reduceat(~retract, starts)
         else:
@@ -91,6 +96,8 @@ class KeyLiveness(MergeEngine):
         if self.mode == "all":
             return None
         kinds = kv.column(KIND).to_numpy()
+        if self.mode == "not-deleted":
+            return kinds != DELETE
         return ~((kinds == UPDATE_BEFORE) | (kinds == DELETE))
 
 

@@ -32,6 +32,7 @@ from ..io.data_files import AppendFileWriter
 from ..io.names import DataFileNamer
 from ..manifest.meta import DataFileMeta
 from ..mergetree.compact import full_compaction_due, full_compaction_interval
+from ..mergetree.engine import row_kind_filter
 from ..mergetree.kv import ROW_KINDS
 from ..mergetree.merge import merge_engine
 from ..mergetree.writer import MergeTreeWriter
@@ -182,6 +183,15 @@ class TableWrite:
             if idx < 0:
                 raise SchemaError(f"the input has no row-kind column {self.row_kind_column!r}")
             kind_names, batch = batch.column(idx), batch.drop_columns([self.row_kind_column])
+            if not self.primary_key:
+                # Paimon 1.x's RowKindFilter drops them before any writer (primary-key writers filter their own)
+                keep = row_kind_filter(self._parse_kinds(kind_names, self.row_kind_column),
+                                       self.table.options.get("ignore-delete"),
+                                       self.table.options.get("ignore-update-before"))
+                if keep is not None:
+                    kind_names, batch = kind_names.filter(pa.array(keep)), batch.filter(pa.array(keep))
+                    if batch.num_rows == 0:
+                        return
         given_buckets = None
         if self.dynamic or self.cross_partition:
             given_buckets, batch = self._given_buckets(batch)

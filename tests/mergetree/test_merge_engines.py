@@ -10,6 +10,7 @@ folds each column with its function; `-U`/`-D` rows retract.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -237,7 +238,8 @@ def test_aggregation_sum_retracts_update_before_and_delete():
 def test_aggregation_refuses_retracting_a_function_that_cannot():
     eng = make_engine({"merge-engine": "aggregation", "fields.a.aggregate-function": "max"})
     eng.check_input(np.array([INSERT, UPDATE_AFTER], dtype=np.int8))
-    with pytest.raises(OptionError, match=r"column\(s\) \['a', 's', 'ts'\] cannot retract.*ignore-retract"):
+    # last_non_null_value (s, ts) retracts (a retracted value clears it): only max cannot
+    with pytest.raises(OptionError, match=r"column\(s\) \['a'\] cannot retract.*ignore-retract"):
         eng.check_input(np.array([INSERT, DELETE], dtype=np.int8))
     ignoring = make_engine({"merge-engine": "aggregation", "fields.a.aggregate-function": "max",
                             "fields.a.ignore-retract": "true", "fields.s.ignore-retract": "true",
@@ -245,9 +247,13 @@ def test_aggregation_refuses_retracting_a_function_that_cannot():
     ignoring.check_input(np.array([INSERT, DELETE, UPDATE_BEFORE], dtype=np.int8))
     rows = [("+I", row(1, 3, "a")), ("-U", row(1, 50, "b")), ("+U", row(1, 2, None)), ("-D", row(1, 60, "d"))]
     assert merged(ignoring, rows) == [row(1, 3, "a")]
+    # ignore-delete: writers drop the retractions before they reach the engine (Paimon 1.x's RowKindFilter)
     whole = make_engine({"merge-engine": "aggregation", "fields.a.aggregate-function": "max", "ignore-delete": "true"})
-    whole.check_input(np.array([DELETE], dtype=np.int8))
-    assert merged(whole, rows) == [row(1, 3, "a")]
+    kinds = np.array([KINDS[k] for k, _ in rows], dtype=np.int8)
+    keep = whole.input_filter(kinds)
+    assert keep.tolist() == [True, False, True, False]
+    whole.check_input(kinds[keep])
+    assert merged(whole, [r for r, k in zip(rows, keep) if k]) == [row(1, 3, "a")]
 
 
 def test_aggregation_count_is_refused():
@@ -293,10 +299,18 @@ ENGINE_CASES = {
     "deduplicate": {},
     "first-row": {"merge-engine": "first-row", "ignore-delete": "true"},
     "partial-update": {"merge-engine": "partial-update", "partial-update.remove-record-on-delete": "true"},
+    "partial-update-groups": {"merge-engine": "partial-update", "fields.ts.sequence-group": "a,s",
+                              "fields.a.aggregate-function": "sum"},
     "aggregation": {"merge-engine": "aggregation", "fields.a.aggregate-function": "sum",
                     "fields.ts.aggregate-function": "max", "fields.ts.ignore-retract": "true",
                     "fields.s.ignore-retract": "true"},
+    "aggregation-listagg": {"merge-engine": "aggregation", "fields.a.aggregate-function": "product",
+                            "fields.s.aggregate-function": "listagg", "fields.s.distinct": "true",
+                            "fields.s.ignore-retract": "true", "fields.ts.aggregate-function": "last_value"},
+    "aggregation-remove-on-delete": {"merge-engine": "aggregation", "fields.a.aggregate-function": "sum",
+                                     "aggregation.remove-record-on-delete": "true"},
     "sequence-field": {"sequence.field": "ts"},
+    "sequence-field-descending": {"sequence.field": "ts", "sequence.field.sort-order": "descending"},
 }
 
 
@@ -520,3 +534,122 @@ def test_first_row_refuses_a_sequence_field(tmp_path):
         write(str(tmp_path / "t"), [op_row(1, "+I", 1, "x")], OP_ROWS,
               pk(**{"merge-engine": "first-row", "sequence.field": "a"}))
     assert not (tmp_path / "t" / "schema").exists()
+
+
+# ------------------------------------------------------- sequence.field.sort-order, ignore-update-before
+
+def test_sequence_field_descending_lets_the_smallest_win():
+    """Paimon's UserDefinedSeqComparator with sort-order descending negates the comparison of two values;
+    a null still sorts first (RecordComparator: nulls first either way), so it loses to any value."""
+    eng = make_engine({"sequence.field": "ts", "sequence.field.sort-order": "DESCENDING"})
+    rows = [("+I", row(1, 1, "ts 30", 30)), ("+I", row(1, 2, "ts 20", 20)),
+            ("+I", row(2, 1, "ts 1", 1)), ("+I", row(2, 2, "null ts", None)),
+            ("+I", row(3, 1, "tie: first", 7)), ("+I", row(3, 2, "tie: last written wins", 7))]
+    assert merged(eng, rows) == [row(1, 2, "ts 20", 20), row(2, 1, "ts 1", 1), row(3, 2, "tie: last written wins", 7)]
+    with pytest.raises(OptionError, match="'sequence.field.sort-order': 'down' is not one of ascending, descending"):
+        make_engine({"sequence.field": "ts", "sequence.field.sort-order": "down"})
+
+
+def test_sequence_field_descending_through_commits(tmp_path):
+    path = str(tmp_path / "t")
+    opts = {"primary-key": "id", "bucket": "2", "sequence.field": "ts", "sequence.field.sort-order": "descending"}
+    write(path, [row(1, 1, "oldest write", 5), row(2, 1, "b", None)], ROWS, opts)
+    write(path, [row(1, 2, "smaller ts", 3), row(2, 2, "b2", 9)], ROWS)
+    write(path, [row(1, 3, "larger ts", 4)], ROWS)
+    assert read(path) == [row(1, 2, "smaller ts", 3), row(2, 2, "b2", 9)]
+
+
+@pytest.mark.parametrize("engine_options", [{}, {"merge-engine": "partial-update"},
+                                            {"merge-engine": "aggregation", "fields.a.aggregate-function": "max"}])
+def test_ignore_update_before_drops_them_before_the_writer(tmp_path, engine_options):
+    """Paimon 1.x's RowKindFilter: with ignore-update-before writers never see -U rows (any engine: even one
+    that cannot take them); -D rows still go through."""
+    path = str(tmp_path / "t")
+    opts = pk(**engine_options, **{"ignore-update-before": "true"})
+    write(path, [op_row(1, "+I", 1, "a"), op_row(2, "+I", 2, "b")], OP_ROWS, opts)
+    write(path, [op_row(1, "-U", 99, "gone"), op_row(1, "+U", 3, "a2"), op_row(2, "-U", 2, "b")], OP_ROWS)
+    # (aggregation: max(1, 3); max could not retract the -U rows, so without the option the write is refused)
+    assert read(path) == [op_row(1, "+U", 3, "a2"), op_row(2, "+I", 2, "b")]
+
+
+def test_ignore_update_before_and_ignore_delete_on_an_append_table(tmp_path):
+    """Append tables take +I rows only; Paimon 1.x's RowKindFilter drops -U (and with ignore-delete -D) rows
+    before the writer, so a CDC stream with them can be written."""
+    schema = pa.schema([("id", pa.int32()), ("v", pa.string())])
+    rows = pa.table({"id": [1, 2, 3, 4], "v": ["a", "b", "c", "d"], "kind": ["+I", "-U", "+I", "-D"]})
+
+    def write_kinds(path: str, options: dict[str, str]) -> None:
+        table = Table.for_write(path, schema, options)
+        tw = table.new_write(row_kind_column="kind")
+        tw.write_arrow(rows)
+        table.new_commit().commit(tw.prepare_commit())
+    with pytest.raises(SchemaError, match="an append table takes inserts only"):
+        write_kinds(str(tmp_path / "plain"), {"ignore-update-before": "true"})
+    assert not Table.exists(str(tmp_path / "plain"))
+    write_kinds(str(tmp_path / "both"), {"ignore-update-before": "true", "ignore-delete": "true"})
+    assert sorted(Table.load(str(tmp_path / "both")).to_arrow().to_pylist(), key=lambda r: r["id"]) == [
+        {"id": 1, "v": "a"}, {"id": 3, "v": "c"}]
+
+
+# ----------------------------------------------------------------------------- record-level expire
+
+def test_record_level_expire_drops_expired_records_when_compacting(tmp_path):
+    """Paimon's RecordLevelExpire: the records a compaction reads are dropped when their time field is older
+    than the expire time (before they are merged: an older live version of the key then remains); reads
+    before that see them all; a null time never expires."""
+    from paimon_ds.operation.compact import compact_in_process
+    path = str(tmp_path / "t")
+    now = int(time.time())
+    opts = {"primary-key": "id", "bucket": "1", "record-level.expire-time": "1 h", "record-level.time-field": "ts"}
+    write(path, [row(1, 1, "live", now), row(2, 1, "expired", 10), row(3, 1, "no time", None),
+                 row(4, 1, "live, then expired update", now)], ROWS, opts)
+    write(path, [row(4, 2, "expired update", 20)], ROWS)
+    assert [r["s"] for r in read(path)] == ["live", "expired", "no time", "expired update"]
+    compact_in_process(Table.load(path), None, full=True)
+    assert [r["s"] for r in read(path)] == ["live", "no time", "live, then expired update"]
+    # a bucket already compacted into one file: a full compaction rewrites a file holding expired records
+    # (Paimon 1.x picks it by its value stats)
+    write(path, [row(5, 1, "expires later", now - 3500)], ROWS)
+    compact_in_process(Table.load(path), None, full=True)
+    assert len(read(path)) == 4
+    table = Table.load(path, {"record-level.expire-time": "1 min"})
+    compact_in_process(table, None, full=True)
+    assert [r["s"] for r in read(path)] == ["live", "no time", "live, then expired update"]
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"record-level.expire-time": "1 h"}, "You should set time field for record-level expire"),
+    ({"record-level.expire-time": "1 h", "record-level.time-field": "nope"}, "Can not find time field nope"),
+    ({"record-level.expire-time": "1 h", "record-level.time-field": "s"},
+     "The record level time field type should be one of INT, BIGINT, or TIMESTAMP"),
+    ({"record-level.expire-time": "1 h", "record-level.time-field": "ts",
+      "record-level.time-field-type": "seconds-int"}, "'record-level.time-field-type' = 'seconds-int' takes INT"),
+])
+def test_record_level_expire_is_checked_before_anything_is_written(tmp_path, options, message):
+    with pytest.raises((OptionError, SchemaError), match=message):
+        write(str(tmp_path / "t"), [row(1, 1)], ROWS, {"primary-key": "id", "bucket": "1", **options})
+    assert not Table.exists(str(tmp_path / "t"))
+
+
+# ------------------------------------------------------------------------------------------ ALTER
+
+def test_alter_to_a_configuration_paimon_refuses_is_refused(tmp_path):
+    from paimon_ds.catalog import Catalog
+    from paimon_ds.schema_change import SetOption
+    catalog = Catalog(str(tmp_path / "wh"))
+    catalog.create_database("db")
+    catalog.create_table("db.t", ROWS, primary_keys=["id"], options={"bucket": "1", "merge-engine": "partial-update"})
+    before = sorted(p.name for p in (tmp_path / "wh/db.db/t/schema").iterdir())
+    with pytest.raises((OptionError, SchemaError), match="Must use sequence group for aggregation functions"):
+        catalog.alter_table("db.t", SetOption("fields.a.aggregate-function", "sum"))
+    with pytest.raises((OptionError, SchemaError), match="names column.*nope.*not in the table"):
+        catalog.alter_table("db.t", SetOption("fields.ts.sequence-group", "nope"))
+    assert sorted(p.name for p in (tmp_path / "wh/db.db/t/schema").iterdir()) == before
+    catalog.alter_table("db.t", [SetOption("fields.ts.sequence-group", "a"), SetOption("fields.a.aggregate-function",
+                                                                                         "sum")])
+
+
+def test_sketch_functions_are_refused_until_their_unions_are_wired():
+    schema = pa.schema([("id", pa.int32()), ("h", pa.binary())])
+    with pytest.raises(OptionError, match="aggregate function 'hll_sketch' \\(column 'h'\\) is not supported"):
+        make_engine({"merge-engine": "aggregation", "fields.h.aggregate-function": "hll_sketch"}, schema)
