@@ -12,9 +12,10 @@ from ..options import OptionError, Options
 from ..schema import TableSchema
 from .engine import MergeEngine, group_ends, retract_mask
 from .kv import DELETE, INSERT, KIND, UPDATE_BEFORE, group_starts
+from .sketches import SKETCH_FUNCTIONS, union_groups
 
 AGGREGATES = ("sum", "product", "min", "max", "last_value", "last_non_null_value", "first_value",
-              "first_non_null_value", "bool_and", "bool_or", "listagg", "primary-key")
+              "first_non_null_value", "bool_and", "bool_or", "listagg", *SKETCH_FUNCTIONS, "primary-key")
 
 
 # (pyarrow hash aggregate, options) for each Paimon aggregate function
@@ -61,6 +62,9 @@ class Aggregation(MergeEngine):
             if fn not in AGGREGATES:
                 raise OptionError(f"unknown aggregate function {fn!r} for column {f.name!r}; "
                                   f"supported: {', '.join(a for a in AGGREGATES if a != 'primary-key')}")
+            if fn in SKETCH_FUNCTIONS and f.type.root != "VARBINARY":  # Java: checkArgument(VarBinaryType)
+                raise OptionError(f"aggregate function {fn!r} of column {f.name!r} needs a VARBINARY (BYTES) "
+                                  f"column, not {f.type.sql()}")
             self.functions[f.name] = fn
             self.ignore_retract[f.name] = opt("ignore-retract")
             self.delimiters[f.name] = opt("list-agg-delimiter") or ","
@@ -89,6 +93,7 @@ class Aggregation(MergeEngine):
         group = np.repeat(np.arange(len(starts), dtype=np.int64), np.diff(np.append(starts, n)))
         work: dict[str, Any] = {"__g": pa.array(group)}
         aggs = []
+        sketched: dict[str, pa.Array] = {}
         for name, fn in self.functions.items():
             col = kv.column(name)
             if isinstance(col, pa.ChunkedArray):
@@ -98,6 +103,9 @@ class Aggregation(MergeEngine):
                     col = pc.if_else(pa.array(retract), pc.negate(col), col)
                 elif self.ignore_retract[name] or fn == "primary-key":
                     col = pc.if_else(pa.array(retract), pa.nulls(n, col.type), col) if fn != "primary-key" else col
+            if fn in SKETCH_FUNCTIONS:  # a union per key, not a pyarrow hash aggregate
+                sketched[name] = union_groups(fn, col, starts)
+                continue
             work[name] = col
             hash_fn, options = _HASH_AGG[fn]
             aggs.append((name, hash_fn, options) if options is not None else (name, hash_fn))
@@ -105,7 +113,9 @@ class Aggregation(MergeEngine):
         out_cols = []
         for i, name in enumerate(kv.schema.names):
             field = kv.schema.field(i)
-            if name in self.functions:
+            if name in sketched:
+                out_cols.append(sketched[name].cast(field.type))
+            elif name in self.functions:
                 fn = self.functions[name]
                 hash_fn = _HASH_AGG[fn][0]
                 res = grouped.column(f"{name}_{hash_fn}")
