@@ -344,7 +344,7 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "Aggregation tables: the function of columns without their own (unset: last_non_null_value)."),
     Option("fields.#.aggregate-function", None, str, "Aggregation tables: the function of column # (sum, product, "
            "min, max, last_value, last_non_null_value, first_value, first_non_null_value, bool_and, bool_or, "
-           "listagg)."),
+           "listagg; on BYTES columns hll_sketch, theta_sketch, rbm32, rbm64)."),
     Option("fields.#.ignore-retract", False, parse_bool,
            "Aggregation tables: column # ignores delete and update-before rows."),
     Option("fields.#.list-agg-delimiter", ",", str, "Aggregation tables: the delimiter of column #'s listagg."),

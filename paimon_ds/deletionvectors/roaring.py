@@ -11,7 +11,8 @@ The format (RoaringFormatSpec, little-endian throughout), as Java's RoaringBitma
 
 Java optimises runs before serializing (Paimon's RoaringBitmap32.serialize calls runOptimize): a
 container is written as runs when that is strictly smaller than its array or bitmap form. The encoder
-does the same so that the bytes equal Java's.
+does the same so that the bytes equal Java's. read32_many / write32_many read and write many bitmaps at
+once with each container's kind (mergetree/java_roaring.py folds the aggregation's rbm32 values with them).
 
 The 64-bit format (Paimon's OptimizedRoaringBitmap64, newer Paimon): a u64 bitmap count, then per
 bitmap its u32 key (the high 32 bits of the positions) and a 32-bit roaring bitmap as above.
