@@ -234,7 +234,8 @@ def decode32(buf: bytes, pos: int = 0) -> tuple[np.ndarray, int]:
 def encode32(positions: np.ndarray) -> bytes:
     """The portable serialization of a set of 32-bit positions (any order, duplicates allowed), each
     container in the kind Java's runOptimize gives it."""
-    values = np.unique(np.asarray(positions, dtype=np.int64))
+    values = np.sort(np.asarray(positions, dtype=np.int64))  # (np.unique hashes, slower on millions)
+    values = values[np.append(True, values[1:] != values[:-1])] if len(values) else values
     if len(values) and (values[0] < 0 or values[-1] > 0xFFFFFFFF):
         raise ValueError("a 32-bit roaring bitmap holds positions 0 .. 2^32-1")
     _, _, cards, runs = container_stats(values)

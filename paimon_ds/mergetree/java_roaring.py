@@ -48,7 +48,7 @@ _FULL = 1 << 16
 Container = tuple[int, np.ndarray]  # (kind, sorted uint16 low values)
 
 
-def _or_kinds(acc: np.ndarray, other: np.ndarray, cards: np.ndarray, runs: np.ndarray) -> np.ndarray:
+def or_kinds(acc: np.ndarray, other: np.ndarray, cards: np.ndarray, runs: np.ndarray) -> np.ndarray:
     """The kind of ``acc.ior(other)`` (RoaringBitmap 1.0.5) per container, for a union of ``cards`` values
     in ``runs`` runs; where one side has no container (-1), the other's container is copied as it is."""
     run_size = 2 + 4 * runs
@@ -66,7 +66,7 @@ def _or_kinds(acc: np.ndarray, other: np.ndarray, cards: np.ndarray, runs: np.nd
     return np.where((acc >= 0) & (other >= 0), both, np.where(acc >= 0, acc, other)).astype(np.int8)
 
 
-def _run_optimize(kinds: np.ndarray, cards: np.ndarray, runs: np.ndarray, wide: bool) -> np.ndarray:
+def run_optimize_kinds(kinds: np.ndarray, cards: np.ndarray, runs: np.ndarray, wide: bool) -> np.ndarray:
     """`runOptimize` before serializing. RoaringBitmap replaces every container with its optimised form
     (a run container may become an array or a bitmap); Roaring64Bitmap only puts run containers in."""
     run_size = 2 + 4 * runs
@@ -80,6 +80,33 @@ def _run_optimize(kinds: np.ndarray, cards: np.ndarray, runs: np.ndarray, wide: 
         # Java 1.0.5 writes a bitmap body under an array's cardinality; written here as the array
         out[(out == BITMAP) & (cards <= _ARRAY_MAX)] = ARRAY
     return out
+
+
+def or_kind(acc: int, other: int, card: int, runs: int) -> int:
+    """or_kinds for one container of each side (the same rules, for the 64-bit fold's few containers)."""
+    run_size = 2 + 4 * runs
+    by_card = ARRAY if card <= _ARRAY_MAX else BITMAP
+    if card == _FULL:
+        return RUN
+    if acc == ARRAY and other == ARRAY:
+        return by_card
+    if acc == RUN and other == RUN:
+        return RUN if run_size < _BITMAP_SIZE else BITMAP
+    if (acc, other) in ((RUN, ARRAY), (ARRAY, RUN)):
+        return RUN if run_size <= min(_BITMAP_SIZE, 2 + 2 * card) else by_card
+    return BITMAP
+
+
+def run_optimize_wide(kind: int, card: int, runs: int) -> int:
+    """run_optimize_kinds(wide=True) for one container: Roaring64Bitmap.runOptimize."""
+    run_size = 2 + 4 * runs
+    if (kind == ARRAY and 2 * card > run_size) or (kind == BITMAP and _BITMAP_SIZE > run_size):
+        return RUN
+    return kind
+
+
+def _run_count(low: np.ndarray) -> int:
+    return int(np.count_nonzero(np.diff(low.astype(np.int32)) != 1)) + 1
 
 
 def _sorted_union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -119,8 +146,8 @@ def or32(acc: Bitmaps32, other: Bitmaps32) -> Bitmaps32:
     containers of one side copied, those of both OR'ed), then runOptimize."""
     ids = _sorted_union(acc.ids, other.ids)
     _, conts, cards, runs = container_stats(ids)
-    kinds = _or_kinds(_lookup(acc.conts, acc.kinds, conts), _lookup(other.conts, other.kinds, conts), cards, runs)
-    return Bitmaps32(ids, _run_optimize(kinds, cards, runs, wide=False), conts)
+    kinds = or_kinds(_lookup(acc.conts, acc.kinds, conts), _lookup(other.conts, other.kinds, conts), cards, runs)
+    return Bitmaps32(ids, run_optimize_kinds(kinds, cards, runs, wide=False), conts)
 
 
 def _read(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -361,23 +388,28 @@ class Bitmap64:
         return np.concatenate(parts) if parts else np.empty(0, np.uint64)
 
 
+_STRUCTS: dict[str, struct.Struct] = {}
+
+
 class _Reader:
     def __init__(self, buf: bytes) -> None:
         self.buf, self.pos = buf, 0
 
     def take(self, fmt: str) -> tuple:
-        size = struct.calcsize(fmt)
-        if self.pos + size > len(self.buf):
+        layout = _STRUCTS.get(fmt) or _STRUCTS.setdefault(fmt, struct.Struct(fmt))
+        end = self.pos + layout.size
+        if end > len(self.buf):
             raise RoaringFormatError("64-bit roaring bitmap truncated")
-        out = struct.unpack_from(fmt, self.buf, self.pos)
-        self.pos += size
+        out = layout.unpack_from(self.buf, self.pos)
+        self.pos = end
         return out
 
     def raw(self, n: int) -> bytes:
-        if self.pos + n > len(self.buf):
+        end = self.pos + n
+        if end > len(self.buf):
             raise RoaringFormatError("64-bit roaring bitmap truncated")
-        out = self.buf[self.pos:self.pos + n]
-        self.pos += n
+        out = self.buf[self.pos:end]
+        self.pos = end
         return bytes(out)
 
 
@@ -443,26 +475,6 @@ def _container_body(kind: int, low: np.ndarray) -> bytes:
         bits[low] = 1
         return np.packbits(bits, bitorder="little").tobytes()
     return low.astype("<u2").tobytes()
-
-
-def _stats(lows: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """(cardinalities, run counts) of containers."""
-    cards = np.array([len(low) for low in lows], dtype=np.int64)
-    values = np.concatenate(lows).astype(np.int32)
-    run_start = np.ones(len(values), dtype=bool)
-    run_start[1:] = values[1:] != values[:-1] + 1
-    run_start[np.cumsum(cards)[:-1]] = True  # a container's first value starts a run
-    return cards, np.add.reduceat(run_start.astype(np.int64), np.cumsum(cards) - cards)
-
-
-def _unions(pairs: list[tuple[np.ndarray, np.ndarray]]) -> list[np.ndarray]:
-    """The union of each pair of containers' values, all at once."""
-    ids = np.concatenate([(np.int64(i) << 16) | side.astype(np.int64) for i, pair in enumerate(pairs)
-                          for side in pair])
-    ids.sort()
-    ids = ids[np.append(True, ids[1:] != ids[:-1])]
-    bounds = np.searchsorted(ids, np.arange(1, len(pairs), dtype=np.int64) << 16)
-    return [part.astype(np.uint16) for part in np.split(ids & 0xFFFF, bounds)]
 
 
 def parse64(buf: bytes) -> Bitmap64:
@@ -563,13 +575,9 @@ def serialize64(bitmap: Bitmap64) -> bytes:
 
 def _optimise(bitmap: Bitmap64, indexes: list[int]) -> None:
     """runOptimize of the containers at ``indexes``."""
-    if not indexes:
-        return
-    containers = [bitmap.container(i) for i in indexes]
-    cards, runs = _stats([low for _, low in containers])
-    kinds = _run_optimize(np.array([kind for kind, _ in containers], dtype=np.int8), cards, runs, wide=True)
-    for i, kind, (_, low) in zip(indexes, kinds.tolist(), containers):
-        bitmap.set_container(i, (kind, low))
+    for i in indexes:
+        kind, low = bitmap.container(i)
+        bitmap.set_container(i, (run_optimize_wide(kind, len(low), _run_count(low)), low))
 
 
 def _all_indexes(bitmap: Bitmap64) -> list[int]:
@@ -580,27 +588,23 @@ def _all_indexes(bitmap: Bitmap64) -> list[int]:
 def or64(acc: Bitmap64, other: list[tuple[bytes, Container]], optimised: bool = True) -> Bitmap64:
     """Roaring64Bitmap.or (in place) then runOptimize: ``other``'s keys (parse64_leaves) in ascending order,
     each OR'ed into ``acc``'s container of the same key or added (a copy in a new slot, the key inserted
-    into the ART).
-    ``optimised``: acc's containers came from runOptimize already (it is idempotent), so only the
-    containers this union touches need it."""
-    touched, both = [], []
+    into the ART). ``optimised``: acc's containers came from runOptimize already (it is idempotent), so
+    only the containers this union touches need it."""
     for key, theirs in other:
         index = _find(acc.root, key)
         if index is None:
-            index = acc.add_container(theirs)
+            kind, low = theirs
+            runs = _run_count(low)
+            index = acc.add_container((run_optimize_wide(kind, len(low), runs), low))
             acc.root = _insert(acc.root, key, 0, index)
             acc.key_count += 1
         else:
-            both.append((index, theirs))
-        touched.append(index)
-    if both:  # the containers of both sides: ior, vectorised over them
-        ours = [acc.container(i) for i, _ in both]
-        lows = _unions([(a[1], b[1]) for a, (_, b) in zip(ours, both)])
-        cards, runs = _stats(lows)
-        kinds = _or_kinds(np.array([k for k, _ in ours]), np.array([b[0] for _, b in both]), cards, runs)
-        for (i, _), kind, low in zip(both, kinds.tolist(), lows):
-            acc.set_container(i, (kind, low))
-    _optimise(acc, touched if optimised else _all_indexes(acc))
+            ours = acc.container(index)
+            low = _sorted_union(ours[1], theirs[1])
+            card, runs = len(low), _run_count(low)
+            acc.set_container(index, (run_optimize_wide(or_kind(ours[0], theirs[0], card, runs), card, runs), low))
+    if not optimised:  # (again for the containers just set: runOptimize is idempotent)
+        _optimise(acc, _all_indexes(acc))
     return acc
 
 

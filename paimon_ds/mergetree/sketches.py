@@ -205,7 +205,10 @@ def union_groups(function: str, values: pa.Array | pa.ChunkedArray, starts: np.n
     each key's first row): the union of its non-null values as ``function`` folds them, null where all
     are null, the value itself where it is the only one."""
     fold = _FOLDS[function]
+    out_type = values.type
     if isinstance(values, pa.ChunkedArray):
+        if values.nbytes >= 1 << 31:  # more than binary's 32-bit offsets hold in one array
+            values = values.cast(pa.large_binary())
         values = values.combine_chunks()
     starts = np.asarray(starts, dtype=np.int64)
     valid_rows = np.flatnonzero(values.is_valid().to_numpy(zero_copy_only=False))
@@ -215,9 +218,9 @@ def union_groups(function: str, values: pa.Array | pa.ChunkedArray, starts: np.n
     first_valid[group_of_valid[::-1]] = valid_rows[::-1]  # each group's first non-null row
     several = np.flatnonzero(per_group > 1)
     if not len(several):
-        return values.take(pa.array(first_valid, mask=first_valid < 0))
+        return values.take(pa.array(first_valid, mask=first_valid < 0)).cast(out_type)
     folded = fold(values.take(pa.array(valid_rows[np.isin(group_of_valid, several)])), per_group[several])
     indices = first_valid.copy()
     indices[several] = len(values) + np.arange(len(several))
     merged = pa.concat_arrays([values, folded.cast(values.type)])
-    return merged.take(pa.array(indices, mask=indices < 0))
+    return merged.take(pa.array(indices, mask=indices < 0)).cast(out_type)

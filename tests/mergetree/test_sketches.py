@@ -260,3 +260,17 @@ def test_sketch_table_through_commits(tmp_path):
     assert json.dumps([theta_estimate(r["t"]) for r in got]) == "[4.0, 2.0, 4900.0]"
     assert [round(hll_estimate(r["h"])) for r in got[:2]] == [4, 2]
     assert got[1]["r64"] == sketch_row(2, [7, 8])["r64"]  # a key's only value, untouched
+
+
+def test_scalar_and_vectorised_container_kind_rules_agree():
+    """The 64-bit fold decides container kinds one at a time, the 32-bit fold for arrays of containers: the
+    same rules, over every pair of kinds and the cardinalities and run counts around each boundary."""
+    kinds = [roaring.ARRAY, roaring.BITMAP, roaring.RUN]
+    grid = [(a, b, card, runs) for a in kinds for b in kinds
+            for card in (1, 2, 3, 4, 5, 6, 7, 8, 4095, 4096, 4097, 8190, 8194, 65535, 65536)
+            for runs in (1, 2, 3, 4, 2046, 2047, 2048, 4096, 4097) if runs <= card]
+    a, b, card, runs = (np.array(column) for column in zip(*grid))
+    vector = java_roaring.or_kinds(a, b, card, runs)
+    assert vector.tolist() == [java_roaring.or_kind(*g) for g in grid]
+    wide = java_roaring.run_optimize_kinds(vector, card, runs, wide=True)
+    assert wide.tolist() == [java_roaring.run_optimize_wide(k, c, r) for k, c, r in zip(vector.tolist(), card, runs)]
