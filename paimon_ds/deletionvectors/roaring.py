@@ -95,6 +95,8 @@ def read32_many(buf: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.nda
     n = np.where(with_runs, (cookie >> 16) + 1, 0)
     if not with_runs.all():
         n[~with_runs] = _u32_at(buf, starts[~with_runs] + 4)
+    if (n > 1 << 16).any():
+        raise RoaringFormatError(f"a 32-bit roaring bitmap has at most 65536 containers, not {n.max()}")
     header = starts + np.where(with_runs, 4 + (n + 7) // 8, 8)
     has_offsets = ~with_runs | (n >= _NO_OFFSET_THRESHOLD)
     bitmap = np.repeat(np.arange(count, dtype=np.int64), n)

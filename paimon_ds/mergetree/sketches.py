@@ -26,6 +26,7 @@ rbm32 folds all groups at once, vectorised; rbm64 folds per group in Python.
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -224,3 +225,8 @@ def union_groups(function: str, values: pa.Array | pa.ChunkedArray, starts: np.n
     indices[several] = len(values) + np.arange(len(several))
     merged = pa.concat_arrays([values, folded.cast(values.type)])
     return merged.take(pa.array(indices, mask=indices < 0)).cast(out_type)
+
+
+# per function, its union over groups as the aggregation engine calls it: (values, starts) -> one value a group
+UNIONS: dict[str, Callable[[pa.Array | pa.ChunkedArray, np.ndarray], pa.Array]] = {
+    name: functools.partial(union_groups, name) for name in SKETCH_FUNCTIONS}

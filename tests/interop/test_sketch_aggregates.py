@@ -5,9 +5,10 @@ ThetaSketch.sketchOf, RoaringBitmap32/RoaringBitmap64.bitmapOf: datasketches-jav
 and writes them with its own writer: several rows of a key in one commit (its write buffer folds them),
 rows of a key across commits left in level 0 (`write-only`) for the reader to fold, nulls, and a full
 compaction. paimon_ds must read every snapshot byte for byte as Java reads it. The other way, paimon_ds
-writes values built here (the C++ DataSketches library, our roaring encoders) over several commits; Java
-reads the table byte for byte as paimon_ds does, computes the same estimates, cardinalities and contents,
-and keeps aggregating it (a commit of its own and a full compaction), which paimon_ds then reads as Java.
+writes values built here (the C++ DataSketches library, our roaring encoders) over several commits and a
+full compaction of its own; Java reads the table byte for byte as paimon_ds does, computes the same
+estimates, cardinalities and contents, and keeps aggregating it (a commit of its own and a full
+compaction), which paimon_ds then reads as Java.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import pyarrow as pa
 from paimon_ds import Table
 from paimon_ds.deletionvectors import roaring
 from paimon_ds.mergetree import java_roaring
+from paimon_ds.operation.compact import compact_in_process
 from paimon_ds.operation.scan import TableScan
 
 COLUMNS = ("h", "t", "r32", "r64")
@@ -182,7 +184,9 @@ def test_paimon_ds_sketch_table_reads_and_aggregates_in_java(java_oracle, tmp_pa
     path = str(tmp_path / "wh/db.db/sk")
     schema = pa.schema([pa.field("id", pa.int32(), nullable=False)] + [(c, pa.binary()) for c in COLUMNS])
     expected: dict[int, dict[str, set]] = {}
-    for _ in range(4):
+    for commit in range(4):
+        if commit == 2:  # the unions so far written to files by paimon_ds's own full compaction
+            assert compact_in_process(Table.load(path), None, full=True) is not None
         rows = []
         for i in [rng.randint(0, 9) for _ in range(12)]:
             v = python_values(rng)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+import sys
 
 import datasketches as ds
 import numpy as np
@@ -22,7 +23,7 @@ from paimon_ds import OptionError, Table
 from paimon_ds.deletionvectors import roaring
 from paimon_ds.mergetree import java_roaring
 from paimon_ds.mergetree.kv import DELETE, INSERT
-from paimon_ds.mergetree.sketches import SketchError, java_theta_bytes, union_groups
+from paimon_ds.mergetree.sketches import UNIONS, SketchError, java_theta_bytes, union_groups
 
 from .test_merge_engines import make_engine, merged
 
@@ -274,3 +275,11 @@ def test_scalar_and_vectorised_container_kind_rules_agree():
     assert vector.tolist() == [java_roaring.or_kind(*g) for g in grid]
     wide = java_roaring.run_optimize_kinds(vector, card, runs, wide=True)
     assert wide.tolist() == [java_roaring.run_optimize_wide(k, c, r) for k, c, r in zip(vector.tolist(), card, runs)]
+
+
+def test_without_datasketches_the_error_names_the_package(monkeypatch):
+    monkeypatch.setitem(sys.modules, "datasketches", None)  # as on a Spark Connect server without it
+    with pytest.raises(SketchError, match=r"need the `datasketches` package.*pip install 'datasketches>=5.2'"):
+        union("hll_sketch", [hll([1]), hll([2])])
+    assert UNIONS["rbm32"](pa.array([roaring.encode32(np.array([1])), roaring.encode32(np.array([2]))]),
+                           np.array([0])).to_pylist() == [roaring.encode32(np.array([1, 2]))]  # no package needed
