@@ -115,7 +115,7 @@ def test_no_private_name_crosses_a_module():
 
 # what a function may import late: loading it costs (a JVM bridge, Arrow's ORC library) or it is optional; the
 # Spark layer counts for modules outside it (`import paimon_ds` works without pyspark)
-DEFERRED = ("pyspark", "s3fs", "botocore", "fastavro", "pandas", "pyarrow.orc", "paimon_ds.spark")
+DEFERRED = ("pyspark", "s3fs", "botocore", "fastavro", "pandas", "pyarrow.orc", "paimon_ds.spark", "datasketches")
 
 
 def _absolute(importer: str, is_package: bool, node: ast.Import | ast.ImportFrom) -> list[str]:

@@ -102,7 +102,7 @@ def test_minimums_file_pins_the_lower_bounds_pyproject_admits():
     pins = dict(re.findall(r"^([A-Za-z0-9_.]+)(?:\[[a-z,]+\])?==([0-9.]+)$",
                            (REPO / "tests" / "minimums.txt").read_text(), re.M))
     runtime = {"pyarrow", "numpy", "pandas", "fastavro", "cramjam", "backports.zstd", "fsspec", "s3fs", "pyspark",
-               "rich"}
+               "rich", "datasketches"}
     assert set(pins) == runtime
     def release(version: str) -> tuple[int, ...]:  # 18 == 18.0.0
         parts = [int(p) for p in version.split(".")]

@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 
 from ..options import OptionError, Options
 from ..types import ArrayType, DataField, MapType, MultisetType, RowType, to_arrow_type
+from .sketches import UNIONS
 
 AGG, REV, RETRACT, SKIP = 0, 1, 2, 3
 
@@ -38,13 +39,8 @@ _BLANK = "^[\t\n\x0b\x0c\r\x1c-\x1f \u1680\u2000-\u2006\u2008-\u200a\u2028\u2029
 _NUMERIC = ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL")
 _INTEGERS = {"TINYINT": np.int8, "SMALLINT": np.int16, "INT": np.int32, "BIGINT": np.int64}
 
-# Sketches and bitmaps (their byte-level unions are written elsewhere, in paimon_ds/mergetree/sketches.py):
-# `union_groups(values: pa.Array (binary), starts: np.ndarray) -> pa.Array`, null inputs skipped, a group of only
-# nulls gives null. Paimon's four are not retractable.
-# WIRE HERE once sketches.py is merged, e.g. SKETCH_UNIONS["hll_sketch"] = sketches.HLL.union_groups
-SKETCH_UNIONS: dict[str, Callable[[pa.Array, np.ndarray], pa.Array] | None] = {
-    "hll_sketch": None, "theta_sketch": None, "rbm32": None, "rbm64": None,
-}
+# Sketches and bitmaps: their byte-level unions, as Java Paimon folds them (sketches.py); none is retractable.
+SKETCH_UNIONS = UNIONS
 
 
 # ------------------------------------------------------------------------------------- helpers
@@ -1050,11 +1046,7 @@ class SketchUnion(Aggregator):
     def __init__(self, name: str, field: DataField, options: Options) -> None:
         self.name = name  # type: ignore[misc]
         super().__init__(field, options)
-        union = SKETCH_UNIONS.get(name)
-        if union is None:
-            raise OptionError(f"aggregate function {name!r} (column {field.name!r}) is not supported by this "
-                              "version of paimon_ds")
-        self.union = union
+        self.union = SKETCH_UNIONS[name]
 
     @staticmethod
     def check_sketch_type(name: str, field: DataField) -> None:

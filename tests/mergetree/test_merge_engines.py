@@ -647,9 +647,3 @@ def test_alter_to_a_configuration_paimon_refuses_is_refused(tmp_path):
     assert sorted(p.name for p in (tmp_path / "wh/db.db/t/schema").iterdir()) == before
     catalog.alter_table("db.t", [SetOption("fields.ts.sequence-group", "a"), SetOption("fields.a.aggregate-function",
                                                                                          "sum")])
-
-
-def test_sketch_functions_are_refused_until_their_unions_are_wired():
-    schema = pa.schema([("id", pa.int32()), ("h", pa.binary())])
-    with pytest.raises(OptionError, match="aggregate function 'hll_sketch' \\(column 'h'\\) is not supported"):
-        make_engine({"merge-engine": "aggregation", "fields.h.aggregate-function": "hll_sketch"}, schema)
