@@ -26,11 +26,12 @@ import pyarrow as pa
 from ..deletionvectors.maintainer import DeletionVectorsMaintainer, drop_positions, dv_enabled
 from ..format.binary_row import deserialize_row
 from ..manifest.meta import DataFileMeta, FileSource
+from ..types import total_order_value
 from .compact import CompactionOptions, UniversalCompaction, drop_delete, sorted_runs
 from .engine import FirstRow, MergeEngine
 from .files import KeyValueFileWriter, read_kv_file, row_sequence, run_sequence, with_sequence
-from .kv import KeyValueLayout
-from .merge import merge_sorted_runs
+from .kv import KeyValueLayout, comparable, sort_indices
+from .merge import has_float_keys, in_key_order, merge_sorted_runs
 
 if TYPE_CHECKING:
     from ..io.names import DataFileNamer
@@ -55,6 +56,7 @@ class MergeTreeWriter:
         self.dv_table = dv_enabled(table)
         self.engine = engine
         self.layout = KeyValueLayout(table.schema)
+        self.float_keys = has_float_keys(self.layout)
         self.directory = directory
         self.namer = namer
         self.base_seq = base_seq
@@ -176,7 +178,7 @@ class MergeTreeWriter:
         full = self.full_compaction
         force_up = isinstance(self.engine, FirstRow)
         for _ in range(4):  # one pick, and more only while the runs stay above the stop trigger
-            runs = sorted_runs(files)
+            runs = sorted_runs(files, [f.type for f in self.layout.key_fields])
             if full:
                 unit = strategy.pick_full(opts.num_levels, runs)
             elif force_up:
@@ -211,7 +213,7 @@ class MergeTreeWriter:
         return _net(before, after, self)
 
     def rewrite(self, runs, output_level: int, dropping: bool) -> list[DataFileMeta]:
-        readers = [_read_run(self.table, self.directory, r.files) for r in runs]
+        readers = [self._read_ordered_run(r.files) for r in runs]
         writer = KeyValueFileWriter(self.table, self.directory, self.namer, level=output_level,
                                     file_source=FileSource.COMPACT)
         self._writers.append(writer)
@@ -228,8 +230,8 @@ class MergeTreeWriter:
         readers = [self._read_run_dv(r.files) for r in unit_runs]
         if seen:
             unit_keys = pa.concat_tables(seen).group_by(keys, use_threads=False).aggregate([])
-            bounds = unit_keys.sort_by([(k, "ascending") for k in keys])
-            lo, hi = (tuple(bounds.column(k)[i].as_py() for k in keys) for i in (0, bounds.num_rows - 1))
+            bounds = unit_keys.take(sort_indices(comparable(unit_keys, keys), [(k, "ascending") for k in keys]))
+            lo, hi = (self.layout.key_tuple(bounds, i) for i in (0, bounds.num_rows - 1))
             for run in runs:
                 if run.level == 0 or any(f.file_name in unit_files for f in run.files):
                     continue
@@ -244,7 +246,8 @@ class MergeTreeWriter:
         """Whether file ``f``'s key range meets [lo, hi] (any doubt: yes, the file is read)."""
         try:
             types = [x.type for x in self.layout.key_fields]
-            f_lo, f_hi = tuple(deserialize_row(f.min_key, types)), tuple(deserialize_row(f.max_key, types))
+            f_lo, f_hi = (tuple(total_order_value(v) for v in deserialize_row(k, types))
+                          for k in (f.min_key, f.max_key))
             return not (f_hi < lo or f_lo > hi)
         except Exception:  # noqa: BLE001 - keys that do not compare in Python: no pruning
             return True
@@ -269,7 +272,14 @@ class MergeTreeWriter:
 
     def _read_run_dv(self, files: list[DataFileMeta]) -> Iterator[pa.Table]:
         for f in files:
-            yield from drop_positions(_read_run(self.table, self.directory, [f]), self.dv.positions(f.file_name))
+            chunks = drop_positions(_read_run(self.table, self.directory, [f]), self.dv.positions(f.file_name))
+            yield from in_key_order(chunks, self.engine) if self.float_keys else chunks
+
+    def _read_ordered_run(self, files: list[DataFileMeta]) -> Iterator[pa.Table]:
+        """A run's rows; with float keys each file sorted and merged in Paimon's key order (merge.in_key_order)."""
+        for f in files:
+            chunks = _read_run(self.table, self.directory, [f])
+            yield from in_key_order(chunks, self.engine) if self.float_keys else chunks
 
     def abort(self) -> None:
         if self.dv is not None:

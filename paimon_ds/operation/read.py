@@ -20,7 +20,7 @@ from ..mergetree.compact import sorted_runs
 from ..mergetree.engine import FirstRow, MergeEngine
 from ..mergetree.files import read_kv_file
 from ..mergetree.kv import KIND
-from ..mergetree.merge import merge_engine, merge_sorted_runs
+from ..mergetree.merge import has_float_keys, in_key_order, merge_engine, merge_sorted_runs
 from ..predicate import Predicate
 from ..row_tracking import SYSTEM_COLUMNS, columns_requested, row_tracking_enabled, system_fields
 from ..types import conform_array
@@ -133,11 +133,14 @@ class TableRead:
 
         engine = merge_engine(self.table.schema, self.table.options)
 
+        float_keys = has_float_keys(engine.layout)
+
         def run_reader(files) -> Iterator[pa.Table]:
             for f in files:
-                yield from _drop_deleted(
+                chunks = _drop_deleted(
                     read_kv_file(self.table, split.file_path(f), f.schema_id, BATCH_ROWS, f.file_size),
                     _deleted_positions(self.table, split, f.file_name))
+                yield from in_key_order(chunks, engine) if float_keys and merge else chunks
 
         def finish(t: pa.Table) -> pa.Table:
             return t if keep_retracts else engine.drop_retracts(t)
@@ -148,7 +151,8 @@ class TableRead:
             if merge_free(split, engine):  # only retractions to drop
                 readers = [run_reader(split.files)]
             else:
-                readers = [run_reader(r.files) for r in sorted_runs(split.files)]
+                key_types = [f.type for f in engine.layout.key_fields]
+                readers = [run_reader(r.files) for r in sorted_runs(split.files, key_types)]
             if len(readers) == 1:
                 merged = (finish(t) for t in readers[0])
             else:

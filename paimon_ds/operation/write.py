@@ -35,7 +35,7 @@ from ..mergetree.kv import ROW_KINDS
 from ..mergetree.merge import merge_engine
 from ..mergetree.writer import MergeTreeWriter
 from ..options import OptionError
-from ..types import SchemaError, conform_array, nulls_under_required
+from ..types import SchemaError, canonical_nans, conform_array, nulls_under_required
 from .messages import CommitMessage
 from .scan import TableScan
 
@@ -127,6 +127,10 @@ class TableWrite:
             keys = self.schema.bucket_keys
             self.bucket_idx = [self.schema.field_names.index(k) for k in keys]
         self.not_null_idx = [i for i, f in enumerate(self.schema.fields) if not f.type.nullable]
+        # FLOAT / DOUBLE columns that make keys, partitions or buckets: their NaNs are stored canonical (one key)
+        key_names = set(self.schema.primary_keys) | set(self.schema.partition_keys) | set(self.schema.bucket_keys)
+        self.float_key_idx = [i for i, f in enumerate(self.schema.fields)
+                              if f.name in key_names and f.type.root in ("FLOAT", "DOUBLE")]
         self.default_partition = table.options.get("partition.default-name")
         self.buffer_limit = table.options.get("write-buffer-size")
         self.writers: dict[tuple[bytes, int], Any] = {}
@@ -165,6 +169,11 @@ class TableWrite:
         if batch.schema != self.arrow_schema or any(nulls_under_required(c) for c in batch.columns):
             arrays = [conform_array(c, f.type) for c, f in zip(batch.columns, self.arrow_schema)]
             batch = pa.RecordBatch.from_arrays(arrays, schema=self.arrow_schema)
+        for i in self.float_key_idx:
+            col = batch.column(i)
+            canonical = canonical_nans(col)
+            if canonical is not col:
+                batch = batch.set_column(i, self.arrow_schema.field(i), canonical)
         return batch
 
     def write_arrow(self, batch: pa.RecordBatch | pa.Table) -> None:
