@@ -184,7 +184,8 @@ def _positive_long(text: str) -> int:
 def _bucket(text: str) -> int:
     v = parse_int(text)
     if v == 0 or v < -2:
-        raise ValueError(f"bucket must be -1 (unaware/dynamic) or a positive number of buckets, got {v}")
+        raise ValueError(f"bucket must be -1 (unaware/dynamic), -2 (postpone) or a positive number of buckets, "
+                         f"got {v}")
     return v
 
 
@@ -265,7 +266,9 @@ CONDITIONAL_WRITE_MODES = ("auto", "true", "false")
 
 
 OPTIONS: dict[str, Option] = {o.key: o for o in [
-    Option("bucket", -1, _bucket, "Fixed number of buckets, or -1 for an unaware-bucket append table."),
+    Option("bucket", -1, _bucket, "Fixed number of buckets; -1: unaware-bucket append table, dynamic buckets for "
+           "a primary key; -2: postpone bucket (primary-key tables, Paimon 1.1+): each partition gets its own number "
+           "of buckets (see `postpone.*`)."),
     Option("bucket-key", None, parse_list, "Comma-separated columns hashed into the fixed bucket; "
            "defaults to the primary key minus partition keys."),
     Option("partition", None, parse_list, "Comma-separated partition columns, used when the table is created."),
@@ -394,6 +397,27 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "Dynamic-bucket tables: at most this many buckets per partition (-1: no limit; Paimon 1.1+)."),
     Option("dynamic-bucket.assigner-parallelism", None, _positive_int,
            "paimon_ds.write: bucket-assigner channels (default: spark.sql.shuffle.partitions)."),
+    Option("postpone.batch-write-fixed-bucket", True, parse_bool,
+           "Postpone-bucket tables (bucket=-2): writes (batch and streaming, as Paimon's Spark writer) put rows "
+           "straight into real buckets, each partition's existing number of them (a new partition: "
+           "`postpone.default-bucket-num`); false: into the partition's `bucket-postpone` directory, which batch "
+           "reads do not see until a compaction (paimon_ds.compact) moves the rows into real buckets."),
+    Option("postpone.default-bucket-num", 1, _positive_int,
+           "Postpone-bucket tables: buckets of a partition that has none yet, when a write or a compaction creates "
+           "them (as Paimon's compaction; Paimon's Spark writer instead estimates them from the data, which gives "
+           "1 below `postpone.target-size-per-bucket`). Layout only: the rows read are the same."),
+    Option("postpone.target-row-num-per-bucket", None, _positive_long,
+           "Postpone-bucket tables: a compaction gives a partition without buckets ceil(rows in its "
+           "`bucket-postpone` / this) buckets (Paimon 2.0's compaction). Writes use `postpone.default-bucket-num`."),
+    Option("postpone.target-size-per-bucket", 1 << 30, parse_memory_size,
+           "Postpone-bucket tables: no effect on results (Paimon's Spark writer sizes a new partition's buckets "
+           "with it; paimon_ds uses `postpone.default-bucket-num`).", shown_default="1 gb"),
+    Option("postpone.batch-write-fixed-bucket.max-parallelism", 2048, _positive_int,
+           "Postpone-bucket tables: no effect on results (Paimon caps the bucket counts it infers from a write's "
+           "parallelism; paimon_ds infers none)."),
+    Option("postpone.merge-on-read", False, parse_bool,
+           "Postpone-bucket tables (Paimon 2.0): merge the rows still in `bucket-postpone` into batch reads; true is "
+           "refused by this version of paimon_ds (without it, as Paimon, batch reads show only real buckets)."),
     Option("cross-partition-upsert.index-ttl", None, parse_duration_ms,
            "Cross-partition upsert tables: keys leave the global index this long after their last move."),
     Option("sink.cross-partition.managed-memory", 256 << 20, parse_memory_size,

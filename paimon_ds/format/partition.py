@@ -16,6 +16,19 @@ from .binary_row import deserialize_row
 
 _ESCAPE = set(chr(c) for c in range(0x20)) | set('"#%\'*/:=?\\\x7f{}[]^')
 
+# Paimon 1.x's postpone bucket (BucketMode.POSTPONE_BUCKET, `bucket` = -2): rows waiting for a real bucket
+POSTPONE_BUCKET = -2
+
+
+def bucket_dir_name(bucket: int) -> str:
+    """A bucket's directory name: `bucket-N`, or `bucket-postpone` (FileStorePathFactory.relativeBucketPath)."""
+    return "bucket-postpone" if bucket == POSTPONE_BUCKET else f"bucket-{bucket}"
+
+
+def bucket_path(partition_rel: str, bucket: int) -> str:
+    """`<partition dirs>/bucket-N` relative to the table (just the bucket's name when unpartitioned)."""
+    return f"{partition_rel}/{bucket_dir_name(bucket)}" if partition_rel else bucket_dir_name(bucket)
+
 
 def escape_path_name(text: str) -> str:
     return "".join(f"%{ord(c):02X}" if c in _ESCAPE else c for c in text)

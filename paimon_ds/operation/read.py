@@ -16,6 +16,7 @@ from ..casts.column import cast_column
 from ..deletionvectors.index_file import read_vector
 from ..deletionvectors.maintainer import drop_positions
 from ..format.data_file import open_data_file
+from ..format.partition import POSTPONE_BUCKET
 from ..mergetree.compact import sorted_runs
 from ..mergetree.engine import FirstRow, MergeEngine
 from ..mergetree.files import read_kv_file
@@ -92,8 +93,9 @@ class TableRead:
             yield from self.tracking.read(split, delta)
             return
         if self.table.schema.primary_keys:
+            # a postpone bucket's records are read as written, never merged (MergeFileSplitRead.createNoMergeReader)
             yield from self._read_kv(split, keep_retracts=(delta or changelog) and self.row_kind_column is not None,
-                                     merge=not changelog)
+                                     merge=not changelog and split.bucket != POSTPONE_BUCKET)
             return
         for f in split.files:
             if self.position_column is not None:
