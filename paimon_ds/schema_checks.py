@@ -33,9 +33,12 @@ def check_writable(path: str, schema: TableSchema, options: Options) -> None:
     check_table(schema, options)  # row-tracking / data-evolution tables: Paimon's rules
     check_format_types(options, schema.fields, path)
     pk = list(schema.primary_keys)
-    if not pk:
-        return
     bucket = options.get("bucket")
+    if not pk:
+        if bucket == POSTPONE_BUCKET:
+            raise SchemaError(f"bucket=-2 (postpone bucket) of {path} is for primary-key tables (Paimon: \"The number "
+                              "of buckets needs to be greater than 0\" for an append table that is not -1)")
+        return
     missing = [k for k in schema.partition_keys if k not in pk]
     if missing and bucket != -1:
         # Paimon: a key that may move between partitions needs the global index of bucket=-1

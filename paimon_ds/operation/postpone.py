@@ -162,8 +162,9 @@ def run_postpone_compaction(table: Table, task: PostponeTask, full: bool = False
             new, before, after = w.prepare_commit()
             # new files are compaction output here (BucketFiles.makeMessage); one the compaction consumed goes
             new_names, compacted = {f.file_name for f in new}, {f.file_name for f in before}
+            kept = {f.file_name for f in after}  # a file only moved up a level stays
             for f in new:
-                if f.file_name in compacted:
+                if f.file_name in compacted and f.file_name not in kept:
                     table.io.delete_quietly(f.external_path or f"{w.directory}/{f.file_name}")
             after = [f for f in new if f.file_name not in compacted] + after
             before = [f for f in before if f.file_name not in new_names]
