@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from ..options import Options
 from ..schema import TableSchema
+from ..types import total_order
 from .aggregation import Aggregation
 from .engine import Deduplicate, FirstRow, MergeEngine
 from .kv import KeyValueLayout, comparable, group_starts, sort_indices
@@ -37,8 +38,14 @@ def in_key_order(file_chunks: Iterator[pa.Table], engine: MergeEngine) -> Iterat
         return
     table = pa.concat_tables(chunks) if len(chunks) > 1 else chunks[0]
     keys = engine.layout.key_columns
-    order = sort_indices(comparable(table, keys), [(k, "ascending") for k in keys]).to_numpy()
-    if (order == np.arange(table.num_rows)).all() and len(group_starts(table, keys)) == table.num_rows:
+    if len(keys) == 1:  # one column: strictly ascending ranks, in one pass
+        ranks = total_order(table.column(keys[0])).to_numpy(zero_copy_only=False)
+        in_order = bool((ranks[1:] > ranks[:-1]).all())
+    else:
+        order = sort_indices(comparable(table, keys), [(k, "ascending") for k in keys]).to_numpy()
+        in_order = bool((order == np.arange(table.num_rows)).all()) and \
+            len(group_starts(table, keys)) == table.num_rows
+    if in_order:
         yield from chunks
     else:
         yield engine.merge(engine.layout.sort(table), drop_retract=False)
