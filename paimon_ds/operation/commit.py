@@ -361,7 +361,9 @@ class TableCommit:
         sm = self.table.snapshot_manager
         for sid in range(base_id + 1, latest.id + 1):
             snap = sm.snapshot(sid)
-            if snap.commit_kind not in ("APPEND", "OVERWRITE"):
+            # a COMPACT snapshot too: its files keep their inputs' numbers (never above this write's), except a
+            # postpone compaction's, which numbers the rows it moves into a bucket after the bucket's files
+            if snap.commit_kind not in ("APPEND", "OVERWRITE", "COMPACT"):
                 continue
             for meta in self.manifest_list.read(snap.delta_manifest_list):
                 for e in self.manifest_file.read(meta.file_name):

@@ -171,3 +171,22 @@ def test_key_order_inside_buckets_after_compaction(table_path):
     latest = {int(i): f"v{n}" for n, i in enumerate(ids)}
     assert read(table_path) == sorted(("a", k, v) for k, v in latest.items())
     assert all(level == 5 for _, _, _, level, *_ in entries(table_path))
+
+
+def test_write_racing_a_postpone_compaction_is_refused(table_path):
+    """A postpone compaction numbers the rows it moves after the bucket's files; a write that took its numbers
+    before that compaction committed would tie with them, so its commit is refused (nothing lost, nothing won
+    by chance) and can be retried."""
+    write(table_path, [(1, "a", "x1")])
+    write(table_path, [(1, "a", "postponed")], **POSTPONE)
+    table = Table.load(table_path)
+    w = table.new_write()
+    w.write_arrow(pa.table({"id": pa.array([1], pa.int32()), "p": ["a"], "v": ["racing"], "op": ["+I"]}))
+    messages = w.prepare_commit()
+    base = table.latest_snapshot().id
+    compact_in_process(Table.load(table_path), None)
+    with pytest.raises(CommitConflict, match="another writer"):
+        table.new_commit().commit(messages, base_snapshot_id=base)
+    assert read(table_path) == [("a", 1, "postponed")]
+    write(table_path, [(1, "a", "retried")])
+    assert read(table_path) == [("a", 1, "retried")]
