@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import EXIT_BAD_INPUT, PaimonDsError
-from .predicate import Leaf, Or, Predicate, and_all
+from .predicate import Leaf, Or, Predicate, and_all, float_comparison
 
 
 class FilterError(PaimonDsError, ValueError):
@@ -490,6 +490,11 @@ class _Binder:
                 right: Any = pc.field(self.name(expr.right))
             else:
                 right = self.scalar(name, expr.right)
+                if right.is_valid and pa.types.is_floating(self.schema.field(name).type) \
+                        and pa.types.is_floating(right.type):
+                    # as Paimon's predicates compare floats (Double.compareTo): NaN = NaN, -0.0 < 0.0, the same
+                    # order that prunes partitions, so pruning never drops a row this filter keeps
+                    return float_comparison(field, expr.op, right.as_py())
             return {"=": field.__eq__, "!=": field.__ne__, "<": field.__lt__, "<=": field.__le__,
                     ">": field.__gt__, ">=": field.__ge__}[expr.op](right)
         if isinstance(expr, InList):
@@ -499,7 +504,13 @@ class _Binder:
             field = pc.field(name)
             target = self.schema.field(name).type
             # SQL's IN: unknown (null) for a null value, and where the list holds a null and no value matched
-            if len({v.type for v in present}) > 1:  # numbers some of which keep their own type: compare each
+            if pa.types.is_floating(target) and any(pa.types.is_floating(v.type) for v in present):
+                found = pc.scalar(False)  # each value as Paimon compares floats (above)
+                for v in present:
+                    found = found | (float_comparison(field, "=", v.as_py()) if pa.types.is_floating(v.type)
+                                     else field == v)
+                found = pc.if_else(field.is_null(), pa.scalar(None, pa.bool_()), found)
+            elif len({v.type for v in present}) > 1:  # numbers some of which keep their own type: compare each
                 found = field == present[0]
                 for v in present[1:]:
                     found = found | (field == v)

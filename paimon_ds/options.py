@@ -192,7 +192,8 @@ def _positive_long(text: str) -> int:
 def _bucket(text: str) -> int:
     v = parse_int(text)
     if v == 0 or v < -2:
-        raise ValueError(f"bucket must be -1 (unaware/dynamic) or a positive number of buckets, got {v}")
+        raise ValueError(f"bucket must be -1 (unaware/dynamic), -2 (postpone) or a positive number of buckets, "
+                         f"got {v}")
     return v
 
 
@@ -276,7 +277,9 @@ CONDITIONAL_WRITE_MODES = ("auto", "true", "false")
 
 
 OPTIONS: dict[str, Option] = {o.key: o for o in [
-    Option("bucket", -1, _bucket, "Fixed number of buckets, or -1 for an unaware-bucket append table."),
+    Option("bucket", -1, _bucket, "Fixed number of buckets; -1: unaware-bucket append table, dynamic buckets for "
+           "a primary key; -2: postpone bucket (primary-key tables, Paimon 1.1+): each partition gets its own number "
+           "of buckets (see `postpone.*`)."),
     Option("bucket-key", None, parse_list, "Comma-separated columns hashed into the fixed bucket; "
            "defaults to the primary key minus partition keys."),
     Option("partition", None, parse_list, "Comma-separated partition columns, used when the table is created."),
@@ -451,6 +454,21 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "Dynamic-bucket tables: at most this many buckets per partition (-1: no limit; Paimon 1.1+)."),
     Option("dynamic-bucket.assigner-parallelism", None, _positive_int,
            "paimon_ds.write: bucket-assigner channels (default: spark.sql.shuffle.partitions)."),
+    Option("postpone.batch-write-fixed-bucket", True, parse_bool,
+           "Postpone-bucket tables (bucket=-2): writes (batch and streaming, as Paimon's Spark writer) put rows "
+           "straight into real buckets, each partition's existing number of them (a new partition: "
+           "`postpone.default-bucket-num`); false: into the partition's `bucket-postpone` directory, which batch "
+           "reads do not see until a compaction (paimon_ds.compact) moves the rows into real buckets."),
+    Option("postpone.default-bucket-num", 1, _positive_int,
+           "Postpone-bucket tables: buckets of a partition that has none yet, when a write or a compaction creates "
+           "them (as Paimon's compaction; Paimon's Spark writer instead estimates them from the data, which gives "
+           "1 below `postpone.target-size-per-bucket`). Layout only: the rows read are the same."),
+    Option("postpone.target-row-num-per-bucket", None, _positive_long,
+           "Postpone-bucket tables: a compaction gives a partition without buckets ceil(rows in its "
+           "`bucket-postpone` / this) buckets (Paimon 2.0's compaction). Writes use `postpone.default-bucket-num`."),
+    Option("postpone.merge-on-read", False, parse_bool,
+           "Postpone-bucket tables (Paimon 2.0): merge the rows still in `bucket-postpone` into batch reads; true is "
+           "refused by this version of paimon_ds (without it, as Paimon, batch reads show only real buckets)."),
     Option("cross-partition-upsert.index-ttl", None, parse_duration_ms,
            "Cross-partition upsert tables: keys leave the global index this long after their last move."),
     Option("sink.cross-partition.managed-memory", 256 << 20, parse_memory_size,
@@ -504,16 +522,6 @@ EFFECTS = (HONOURED, TUNING, ENGINE, CATALOG, COMPANION, REFUSED)
 WRITE, READ, EXPIRE, TAG = "write", "read", "expire", "tag"
 _BLOCKABLE = (WRITE, READ, EXPIRE, TAG)
 
-# Keys other work of issue 31 implements (merge-engine options, changelog producers, postpone buckets, record
-# expiry): classified honoured and never refused here; the audit's check that a code path reads every honoured
-# key skips them until they land (tests/test_option_audit.py). Reconcile after merging: a key whose reader is in,
-# leaves this set.
-BEING_IMPLEMENTED = frozenset({
-    # with `bucket` = -2 (postpone buckets)
-    "postpone.batch-write-fixed-bucket", "postpone.batch-write-fixed-bucket.max-parallelism",
-    "postpone.batch-write-fixed-bucket.rescale-load-factor", "postpone.default-bucket-num", "postpone.merge-on-read",
-    "postpone.target-row-num-per-bucket", "postpone.target-size-per-bucket",
-})
 
 
 @dataclass(frozen=True)
@@ -825,7 +833,7 @@ def markdown_tables() -> list[str]:
             maintenance.append(f"| `{e.key}` | {_effect_shown(e.key, e.effect)} | {note} |")
     others = ["| effect | keys |", "| --- | --- |"]
     groups: dict[str, list[str]] = {}
-    for e in sorted(lines, key=lambda e: (EFFECTS.index(e.effect), e.key in BEING_IMPLEMENTED, e.key.lower())):
+    for e in sorted(lines, key=lambda e: (EFFECTS.index(e.effect), e.key.lower())):
         if e.issue is None and e.effect != REFUSED and e.key not in OPTIONS:
             groups.setdefault(_effect_shown(e.key, e.effect), []).append(e.key)
     for shown in groups:  # in EFFECTS' order, as the keys' effects sort
@@ -839,7 +847,7 @@ def markdown_table() -> str:
 
 
 def _effect_shown(key: str, effect: str) -> str:
-    return EFFECT_SHOWN[effect] + (" (being implemented)" if key in BEING_IMPLEMENTED else "")
+    return EFFECT_SHOWN[effect]
 
 
 def _no_ops_shown(line: KeyEffect) -> str:

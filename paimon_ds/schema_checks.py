@@ -7,6 +7,7 @@ Table.check_writable and the schema changes both call here, so the checks do not
 from __future__ import annotations
 
 from .format.data_file import check_format_types
+from .format.partition import POSTPONE_BUCKET
 from .mergetree.kv import KeyValueLayout
 from .mergetree.merge import merge_engine
 from .options import WRITE, OptionError, Options, check_supported, parse_list
@@ -38,9 +39,12 @@ def _check_layout(path: str, schema: TableSchema, options: Options) -> None:
     check_table(schema, options)  # row-tracking / data-evolution tables: Paimon's rules
     check_format_types(options, schema.fields, path)
     pk = list(schema.primary_keys)
-    if not pk:
-        return
     bucket = options.get("bucket")
+    if not pk:
+        if bucket == POSTPONE_BUCKET:
+            raise SchemaError(f"bucket=-2 (postpone bucket) of {path} is for primary-key tables (Paimon: \"The number "
+                              "of buckets needs to be greater than 0\" for an append table that is not -1)")
+        return
     missing = [k for k in schema.partition_keys if k not in pk]
     if missing and bucket != -1:
         # Paimon: a key that may move between partitions needs the global index of bucket=-1
@@ -53,9 +57,11 @@ def _check_layout(path: str, schema: TableSchema, options: Options) -> None:
                               "(as Paimon refuses it)")
         options.get("dynamic-bucket.target-row-num")  # parsed here: an invalid value is refused before writing
         options.get("dynamic-bucket.max-buckets")
+    elif bucket == POSTPONE_BUCKET:
+        _check_postpone(schema, options)
     elif bucket <= 0:
         raise OptionError(f"bucket={bucket} is not supported for primary-key tables by this version of "
-                          "paimon_ds: set 'bucket' to N > 0 (fixed) or -1 (dynamic)")
+                          "paimon_ds: set 'bucket' to N > 0 (fixed), -1 (dynamic) or -2 (postpone)")
     else:
         outside = [k for k in schema.bucket_keys if k not in pk]
         if outside:
@@ -108,6 +114,20 @@ def check_record_level_expire(schema: TableSchema, options: Options) -> None:
                           f"{kind!r} takes {'INT' if kind == 'seconds-int' else 'BIGINT'} (Paimon 0.9)")
 
 
+def _check_postpone(schema: TableSchema, options: Options) -> None:
+    """Postpone-bucket tables (bucket=-2): the combinations this version writes as Paimon does."""
+    outside = [k for k in schema.bucket_keys if k not in schema.primary_keys]
+    if outside:
+        raise OptionError(f"bucket-key column(s) {outside} must be part of the primary key {list(schema.primary_keys)}")
+    for key, allowed in (("deletion-vectors.enabled", False), ("changelog-producer", "none")):
+        if options.get(key) != allowed:
+            raise OptionError(f"{key}={options.get(key)} with bucket=-2 (postpone bucket) is not supported for writing "
+                              f"by this version of paimon_ds (its postpone compaction keeps no deletion vectors and "
+                              "produces no changelog); nothing was written")
+    options.get("postpone.default-bucket-num")  # parsed here: an invalid value is refused before writing
+    options.get("postpone.target-row-num-per-bucket")
+
+
 def schema_problems(schema: TableSchema) -> list[str]:
     """What a new table with this schema would be refused for (empty: nothing)."""
     problems: list[str] = []
@@ -138,6 +158,9 @@ def schema_problems(schema: TableSchema) -> list[str]:
         bucket = -1  # an invalid value is refused by the option check
     if bucket == -1 and bucket_key:
         problems.append("'bucket-key' needs a fixed bucket count ('bucket' > 0)")
+    if bucket == POSTPONE_BUCKET and not schema.primary_keys:
+        problems.append("bucket -2 (postpone bucket) is for primary-key tables (Paimon: the number of buckets of an "
+                        "append table must be -1 or above 0)")
     if bucket > 0 and not schema.primary_keys and not bucket_key:
         problems.append("an append table with a fixed bucket count needs 'bucket-key'")
     for key, columns in (("sequence.field", opts.get("sequence.field") or []),

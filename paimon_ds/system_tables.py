@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from .format.binary_row import deserialize_row
-from .format.partition import partition_path
+from .format.partition import bucket_path, partition_path
 from .manifest.files import ManifestFile, ManifestList
 from .manifest.meta import DataFileMeta, ManifestEntry, ManifestFileMeta, live_entries
 from .schema import TableSchema
@@ -282,8 +282,7 @@ class _Files:
         rel = partition_path(self.schema.partition_keys, self.values(e.partition),
                              self.table.options.get("partition.default-name"),
                              self.partition_types) if self.schema.partition_keys else ""
-        bucket_dir = f"{rel}/bucket-{e.bucket}" if rel else f"bucket-{e.bucket}"
-        return f"{self.table.root}/{bucket_dir}/{e.file.file_name}"
+        return f"{self.table.root}/{bucket_path(rel, e.bucket)}/{e.file.file_name}"
 
 
 def _creation_time(f: DataFileMeta) -> dt.datetime | None:

@@ -8,9 +8,11 @@ module only through Arrow, so there is exactly one mapping to keep right.
 from __future__ import annotations
 
 import re
+import struct
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -409,3 +411,58 @@ def same_type_ignoring_nullability(a: DataType, b: DataType) -> bool:
     if a.root == b.root and a.root in ("TIME", "TIMESTAMP", "TIMESTAMP_LTZ"):
         return True
     return a.root == b.root and a.params == b.params
+
+
+# ------------------------------------------------------------------ floating-point values as Paimon compares them
+# Paimon's key comparator is Java's Double.compare / Float.compare (GenerateUtils.generateCompare from Paimon 2.0,
+# apache/paimon#8295; its predicates' CompareUtils and InternalRowUtils.compare always were): every NaN is one value,
+# above +Infinity, and -0.0 is a value of its own, below 0.0. Arrow's equality and sort follow IEEE instead (NaN
+# equals nothing, -0.0 equals 0.0), and its hashing compares bits (NaNs of different payloads differ). BinaryRow
+# keeps a double's raw bits (MemorySegment.putDouble), so a NaN's payload would decide the bucket and the key bytes:
+# keys, partitions and bucket keys hold the canonical NaN (Java's Double.NaN, 0x7ff8000000000000) instead.
+_CANONICAL_NAN = {64: np.int64(0x7FF8000000000000), 32: np.int32(0x7FC00000)}
+
+
+def canonical_nans(arr: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """A FLOAT / DOUBLE column with every NaN the canonical one (other columns, or none NaN: unchanged)."""
+    if not pa.types.is_floating(arr.type) or arr.null_count == len(arr):
+        return arr
+    nan = pc.is_nan(arr)
+    if not pc.any(nan).as_py():
+        return arr
+    return pc.if_else(nan, pa.scalar(float("nan"), arr.type), arr)
+
+
+def canonical_nan_bits(values: np.ndarray) -> np.ndarray:
+    """The bits of float32 / float64 values (int32 / int64), every NaN the canonical one."""
+    width = values.dtype.itemsize * 8
+    bits = values.view(np.int64 if width == 64 else np.int32)
+    nan = np.isnan(values)
+    return np.where(nan, _CANONICAL_NAN[width], bits) if nan.any() else bits
+
+
+def total_order(arr: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """A FLOAT / DOUBLE column as integers that order and compare equal as Java's Float / Double.compare (nulls
+    kept); any other column unchanged. Equal keys are then equal integers, for sorts, run boundaries and joins."""
+    if not pa.types.is_floating(arr.type):
+        return arr
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    values = arr.fill_null(0).to_numpy(zero_copy_only=False)
+    if values.dtype == np.float16:
+        values = values.astype(np.float32)
+    bits = canonical_nan_bits(values)
+    # a negative value's magnitude bits flipped: the signed integers then ascend as the floats do, -0.0 (-1) below
+    # 0.0 (0) and the canonical NaN above +Infinity (the radix-sort key of Paimon's SortUtil.putDoubleNormalizedKey)
+    shift = bits.dtype.itemsize * 8 - 1
+    ordered = bits ^ ((bits >> shift) & np.iinfo(bits.dtype).max)
+    return pa.array(ordered, mask=arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else None)
+
+
+def total_order_value(value: Any) -> Any:
+    """One value as ``total_order`` ranks it (a float as its ordered integer; anything else as it is), for Python
+    comparisons of keys and partition values."""
+    if not isinstance(value, float):
+        return value
+    bits = struct.unpack("<q", struct.pack("<d", value))[0] if value == value else int(_CANONICAL_NAN[64])
+    return bits ^ (0x7FFFFFFFFFFFFFFF if bits < 0 else 0)

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..types import DataType, SchemaError, to_arrow_type
+from ..types import DataType, SchemaError, canonical_nan_bits, to_arrow_type
 
 _UNIT_PER_MILLI = {"s": None, "ms": 1, "us": 1000, "ns": 1_000_000}
 _EPOCH_DATE = dt.date(1970, 1, 1)
@@ -98,11 +98,14 @@ def _fixed_slot(arr: pa.Array, t: DataType) -> np.ndarray:
         return (v & ((1 << bits) - 1)).astype(np.uint64)
     if r == "BIGINT":
         return arr.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64)
+    # a float's raw bits, as Java's MemorySegment.putDouble writes them, but every NaN the canonical one (a key is
+    # one value as Paimon compares them: NaNs of other payloads are the same key, bucket and partition)
     if r == "FLOAT":
         v = arr.fill_null(0).to_numpy(zero_copy_only=False).astype(np.float32)
-        return v.view(np.uint32).astype(np.uint64)
+        return canonical_nan_bits(v).view(np.uint32).astype(np.uint64)
     if r == "DOUBLE":
-        return arr.fill_null(0).to_numpy(zero_copy_only=False).astype(np.float64).view(np.uint64)
+        v = arr.fill_null(0).to_numpy(zero_copy_only=False).astype(np.float64)
+        return canonical_nan_bits(v).view(np.uint64)
     if r == "DECIMAL":
         return _decimal_unscaled_words(arr)[:, 0].copy()
     if r in ("TIMESTAMP", "TIMESTAMP_LTZ"):

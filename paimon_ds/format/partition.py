@@ -11,10 +11,23 @@ from typing import Any
 import pyarrow as pa
 
 from ..casts.java import java_float_str
-from ..types import to_arrow_type
+from ..types import to_arrow_type, total_order_value
 from .binary_row import deserialize_row
 
 _ESCAPE = set(chr(c) for c in range(0x20)) | set('"#%\'*/:=?\\\x7f{}[]^')
+
+# Paimon 1.x's postpone bucket (BucketMode.POSTPONE_BUCKET, `bucket` = -2): rows waiting for a real bucket
+POSTPONE_BUCKET = -2
+
+
+def bucket_dir_name(bucket: int) -> str:
+    """A bucket's directory name: `bucket-N`, or `bucket-postpone` (FileStorePathFactory.relativeBucketPath)."""
+    return "bucket-postpone" if bucket == POSTPONE_BUCKET else f"bucket-{bucket}"
+
+
+def bucket_path(partition_rel: str, bucket: int) -> str:
+    """`<partition dirs>/bucket-N` relative to the table (just the bucket's name when unpartitioned)."""
+    return f"{partition_rel}/{bucket_dir_name(bucket)}" if partition_rel else bucket_dir_name(bucket)
 
 
 def escape_path_name(text: str) -> str:
@@ -112,8 +125,10 @@ class PartitionFilter:
             self.specs.append(typed)
 
     def __call__(self, partition: bytes) -> bool:
-        values = deserialize_row(partition, self.types)
-        return any(all(values[i] == v for i, v in spec.items()) for spec in self.specs)
+        # values equal as Paimon's partition predicates compare them (Double.compareTo: a NaN partition is NaN's,
+        # -0.0's is not 0.0's)
+        values = [total_order_value(v) for v in deserialize_row(partition, self.types)]
+        return any(all(values[i] == total_order_value(v) for i, v in spec.items()) for spec in self.specs)
 
 
 def partition_filter(table: Any, specs: str | Sequence[dict[str, Any]] | None) -> PartitionFilter | None:

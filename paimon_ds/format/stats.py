@@ -56,9 +56,15 @@ class StatsCollector:
             lo, hi = mm["min"].as_py(), mm["max"].as_py()
             if lo is None:
                 continue
-            if isinstance(lo, float) and lo != lo:  # NaN bounds are not comparable: drop them
-                self.mins[i] = self.maxs[i] = _MISSING
-                continue
+            if isinstance(lo, float):
+                # Arrow's min_max skips NaN and ranks -0.0 as 0.0; Paimon compares as Double.compare (NaN above
+                # everything, -0.0 below 0.0). As parquet-mr's stats Paimon keeps: a column holding a NaN has no
+                # bounds, and a zero bound covers both zeros.
+                if lo != lo or pc.any(pc.is_nan(col)).as_py():
+                    self.mins[i] = self.maxs[i] = _MISSING
+                    continue
+                lo = -0.0 if lo == 0 else lo
+                hi = 0.0 if hi == 0 else hi
             if self.mins[i] is _MISSING:
                 continue
             if self.mins[i] is None or lo < self.mins[i]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..external_paths import new_data_file_path
 from ..format.binary_row import deserialize_row
-from ..format.partition import partition_path
+from ..format.partition import bucket_dir_name, bucket_path, partition_path
 from ..options import Options
 from .manifest import IndexFileMeta
 
@@ -35,10 +35,10 @@ def bucket_dir(table: Table, partition: bytes, bucket: int) -> str:
     """A bucket's data directory relative to the table (`k=v/bucket-N`), as its data files use it."""
     keys = table.schema.partition_keys
     if not keys:
-        return f"bucket-{bucket}"
+        return bucket_dir_name(bucket)
     types = [f.type for f in table.schema.partition_fields]
     rel = partition_path(keys, deserialize_row(partition, types), table.options.get("partition.default-name"), types)
-    return f"{rel}/bucket-{bucket}"
+    return bucket_path(rel, bucket)
 
 
 def index_file_rel(table: Table, partition: bytes, bucket: int, meta: IndexFileMeta) -> str:

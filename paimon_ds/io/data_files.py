@@ -29,9 +29,10 @@ class DataFileSink:
     """
 
     def __init__(self, table: Table, directory: str, namer: DataFileNamer, schema: pa.Schema,
-                 level: int = 0) -> None:
+                 level: int = 0, file_format: str | None = None) -> None:
+        """``file_format``: this one instead of the table's for ``level`` (a postpone bucket's Avro)."""
         opts = table.options
-        fmt = level_format(opts, level)
+        fmt = file_format or level_format(opts, level)
         self.name = namer.next(f".{fmt}")
         # under the table, or under an external root (`data-file.external-paths`): then it is `_EXTERNAL_PATH`
         self.path, self.external_path = new_data_file_path(table, directory, self.name)
@@ -85,6 +86,7 @@ class RollingFileWriter:
         self.done: list[DataFileMeta] = []
         self.written_paths: list[str] = []
         self.sink: DataFileSink | None = None
+        self.file_format: str | None = None  # None: the table's format for the level
         self.rows = 0  # rows in the open file
         self._pending: list[pa.Table | pa.RecordBatch] = []
         self.pending_bytes = 0
@@ -112,7 +114,7 @@ class RollingFileWriter:
             data = data.cast(self.schema)
         self._pending, self.pending_bytes = [], 0
         if self.sink is None:
-            self.sink = DataFileSink(self.table, self.directory, self.namer, self.schema, self.level)
+            self.sink = DataFileSink(self.table, self.directory, self.namer, self.schema, self.level, self.file_format)
             self.written_paths.append(self.sink.path)
             self.rows = 0
             self.start_file(data)

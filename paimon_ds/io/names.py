@@ -43,6 +43,22 @@ class DataFileNamer(FileNamer):
         return self.sibling("changelog")
 
 
+class PostponeFileNamer(FileNamer):
+    """Files of a postpone bucket (Paimon's PostponeBucketFileStoreWrite): `data--u-<commit user>-s-<write id>-w-
+    <uuid>-<n>.avro`; the part up to `-w-` names the writer, whose files a compaction reads in their order."""
+
+    def __init__(self, commit_user: str, write_id: int, job_prefix: str | None = None, suffix: str = ".avro") -> None:
+        super().__init__(job_prefix, f"data--u-{commit_user}-s-{write_id}-w", suffix)
+
+
+def postpone_writer_prefix(file_name: str) -> str:
+    """The writer part of a postpone file's name (PostponeBucketFileStoreWrite.getWriterPrefix): up to `-w-`."""
+    cut = file_name.rfind("-w-")
+    if cut < 0:
+        raise ValueError(f"data file {file_name} of a postpone bucket does not name its writer (`...-w-...`)")
+    return file_name[:cut + 3]
+
+
 def new_job_prefix() -> str:
     """12 random hex digits that name every data file of one job (see DataFileNamer)."""
     return uuid.uuid4().hex[:12]
@@ -51,3 +67,11 @@ def new_job_prefix() -> str:
 def job_file_prefix(job_prefix: str) -> tuple[str, ...]:
     """The starts of the names of every data, changelog and index file written with ``job_prefix``."""
     return tuple(f"{kind}-{job_prefix[:8]}-{job_prefix[8:12]}-" for kind in ("data", "changelog", "index"))
+
+
+def is_job_file(file_name: str, job_prefix: str) -> bool:
+    """Whether a file was written with ``job_prefix``: its name starts with it (job_file_prefix), or, a postpone
+    bucket's file, its uuid after `-w-` does."""
+    if file_name.startswith(job_file_prefix(job_prefix)):
+        return True
+    return file_name.startswith("data--u-") and f"-w-{job_prefix[:8]}-{job_prefix[8:12]}-" in file_name

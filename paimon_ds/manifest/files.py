@@ -19,7 +19,7 @@ from ..format.binary_row import deserialize_row, serialize_row
 from ..format.data_file import codec_for, read_records
 from ..fs import FileIO
 from ..io.names import FileNamer
-from ..types import DataType
+from ..types import DataType, total_order_value
 from .meta import FileKind, ManifestEntry, ManifestFileMeta, SimpleStats
 
 ensure_avro_codecs()  # zstd manifests where fastavro runs without its compiled codecs (Spark Connect)
@@ -140,7 +140,8 @@ def read_avro(data: bytes) -> list[dict[str, Any]]:
 
 
 def partition_stats(partitions: Iterable[bytes], types: Sequence[DataType]) -> SimpleStats:
-    """Min, max and null count of each partition field over the given partition rows."""
+    """Min, max and null count of each partition field over the given partition rows, ordered as Paimon's stats
+    collector orders them (compareTo: a NaN partition is the max of a DOUBLE field, -0.0 below 0.0)."""
     n = len(types)
     mins: list[Any] = [None] * n
     maxs: list[Any] = [None] * n
@@ -150,9 +151,10 @@ def partition_stats(partitions: Iterable[bytes], types: Sequence[DataType]) -> S
             if v is None:
                 nulls[i] += 1
                 continue
-            if mins[i] is None or v < mins[i]:
+            rank = total_order_value(v)
+            if mins[i] is None or rank < total_order_value(mins[i]):
                 mins[i] = v
-            if maxs[i] is None or v > maxs[i]:
+            if maxs[i] is None or rank > total_order_value(maxs[i]):
                 maxs[i] = v
     return SimpleStats(serialize_row(mins, types), serialize_row(maxs, types), tuple(nulls))
 

@@ -7,11 +7,13 @@ in order: size amplification, size ratio, and the number of runs (MergeTreeCompa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ..format.binary_row import deserialize_row
 from ..manifest.meta import DataFileMeta
 from ..options import Options
+from ..types import DataType, total_order_value
 
 
 @dataclass
@@ -79,14 +81,25 @@ def level0_order(f: DataFileMeta) -> tuple:
     return (-f.max_sequence_number, -f.min_sequence_number, f.file_name)
 
 
-def sorted_runs(files: list[DataFileMeta]) -> list[SortedRun]:
+def sorted_runs(files: list[DataFileMeta], key_types: Sequence[DataType] | None = None) -> list[SortedRun]:
+    """The runs of a bucket's files. A level above 0 is one run whose files hold disjoint key ranges: with
+    ``key_types`` (the trimmed primary key's), in key order, as a reader of the run needs them (Paimon's Levels
+    order them by the key comparator); without, by their min key's bytes, a stable order that is not the key order
+    (for callers that only count or size runs)."""
     runs = [SortedRun(0, [f]) for f in sorted((f for f in files if f.level == 0), key=level0_order)]
     by_level: dict[int, list[DataFileMeta]] = {}
     for f in files:
         if f.level > 0:
             by_level.setdefault(f.level, []).append(f)
     for level in sorted(by_level):
-        runs.append(SortedRun(level, sorted(by_level[level], key=lambda f: f.min_key)))
+        in_level = by_level[level]
+        if key_types is not None and len(in_level) > 1:
+            # the decoded min key (a BinaryRow's bytes do not sort as its values: little-endian, signed, offsets)
+            in_level = sorted(in_level, key=lambda f: tuple(
+                total_order_value(v) for v in deserialize_row(f.min_key, key_types)))
+        else:
+            in_level = sorted(in_level, key=lambda f: f.min_key)
+        runs.append(SortedRun(level, in_level))
     return runs
 
 

@@ -14,7 +14,7 @@ from ..format.data_file import open_data_file
 from ..format.stats import StatsCollector
 from ..io.data_files import DataFileSink, RollingFileWriter, now_utc
 from ..manifest.meta import DataFileMeta, FileSource
-from ..types import conform_array
+from ..types import canonical_nans, conform_array
 from .kv import DELETE, KEY_PREFIX, KIND, SEQ, UPDATE_BEFORE, KeyValueLayout
 
 if TYPE_CHECKING:
@@ -90,6 +90,7 @@ def read_kv_file(table: Table, path: str, schema_id: int, batch_rows: int = 6553
     altered = {n_head + i: (file_types[f.id], f.type) for i, f in enumerate(table.schema.fields)
                if f.id in file_types and file_types[f.id].copy(True) != f.type.copy(True)}
     names = [n for n in target.names[: len(layout.key_columns) + 2]]
+    float_keys = {i for i, f in enumerate(layout.key_fields) if f.type.root in ("FLOAT", "DOUBLE")}
     names += [by_id.get(f.id) or f"\0missing-{f.id}" for f in table.schema.fields]
     column_types = {**{f.name: f.type for f in file_schema.fields},
                     **{KEY_PREFIX + f.name: f.type for f in file_schema.fields}}
@@ -104,6 +105,8 @@ def read_kv_file(table: Table, path: str, schema_id: int, batch_rows: int = 6553
                     col = batch.column(batch.schema.get_field_index(name))
                     if i in altered:
                         arrays.append(cast_column(col, altered[i][0], altered[i][1], field.type))
+                    elif i in float_keys:  # a NaN key another writer stored with another payload: the same key
+                        arrays.append(canonical_nans(conform_array(col, field.type)))
                     else:
                         arrays.append(conform_array(col, field.type))
                 else:

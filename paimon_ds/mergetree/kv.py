@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from ..options import Options
 from ..schema import TableSchema
-from ..types import DataField, SchemaError, to_arrow_field
+from ..types import DataField, SchemaError, to_arrow_field, total_order, total_order_value
 
 SEQ = "_SEQUENCE_NUMBER"
 KIND = "_VALUE_KIND"
@@ -89,17 +89,18 @@ class KeyValueLayout:
         order = self.sequence_order
         keys = [(c, "ascending") for c in self.key_columns] + [(c, order) for c in self.sequence_fields]
         if in_sequence_order and len(keys) == 1:
-            col = kv.column(keys[0][0])
+            col = total_order(kv.column(keys[0][0]))
             if pa.types.is_integer(col.type) or pa.types.is_date(col.type):
                 # numpy's stable sort of integers is a radix sort: much faster than a comparison sort
                 values = col.combine_chunks().cast(pa.int64()) if not pa.types.is_int64(col.type) else col
                 return kv.take(pa.array(stable_argsort(values.to_numpy())))
         if not in_sequence_order:
             keys.append((SEQ, "ascending"))
-        return kv.take(sort_indices(kv, keys))
+        return kv.take(sort_indices(comparable(kv, [c for c, _ in keys]), keys))
 
     def key_tuple(self, kv: pa.Table, i: int) -> tuple:
-        return tuple(kv.column(c)[i].as_py() for c in self.key_columns)
+        """Row ``i``'s key as Python values that compare as Paimon's key comparator (see types.total_order)."""
+        return tuple(total_order_value(kv.column(c)[i].as_py()) for c in self.key_columns)
 
 
 SPLIT_BITS = 8
@@ -147,15 +148,25 @@ def sort_indices(table: pa.Table, keys: list[tuple[str, str]]) -> pa.Array:
         return pc.sort_indices(table, sort_keys=keys, null_placement="at_start")
 
 
+def comparable(table: pa.Table, columns: list[str]) -> pa.Table:
+    """``table`` with its FLOAT / DOUBLE ``columns`` replaced by integers that sort and compare as Paimon's
+    comparator (types.total_order: one NaN above +Infinity, -0.0 below 0.0); the same table when there are none."""
+    floating = [c for c in columns if pa.types.is_floating(table.schema.field(c).type)]
+    for c in floating:
+        table = table.set_column(table.schema.get_field_index(c), c, total_order(table.column(c)))
+    return table
+
+
 def group_starts(kv: pa.Table, key_columns: list[str]) -> np.ndarray:
-    """Start index of each run of equal keys in a key-sorted table (int64, first is 0)."""
+    """Start index of each run of equal keys in a key-sorted table (int64, first is 0); keys are equal as Paimon's
+    comparator says (every NaN one key, -0.0 and 0.0 two)."""
     n = kv.num_rows
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     change = np.zeros(n, dtype=bool)
     change[0] = True
     for c in key_columns:
-        col = kv.column(c)
+        col = total_order(kv.column(c))
         if isinstance(col, pa.ChunkedArray):
             col = col.combine_chunks()
         if n > 1:

@@ -26,6 +26,7 @@ import pyarrow as pa
 from ..deletionvectors.maintainer import DeletionVectorsMaintainer, drop_positions, dv_enabled
 from ..format.binary_row import deserialize_row
 from ..manifest.meta import DataFileMeta, FileSource
+from ..types import total_order_value
 from .changelog import (
     FULL_COMPACTION,
     LOOKUP,
@@ -41,8 +42,8 @@ from .compact import CompactionOptions, CompactUnit, SortedRun, UniversalCompact
 from .engine import Deduplicate, FirstRow, MergeEngine
 from .expire import RecordExpiry
 from .files import KeyValueFileWriter, read_kv_file, row_sequence, run_sequence, with_sequence
-from .kv import KeyValueLayout
-from .merge import merge_sorted_runs
+from .kv import KeyValueLayout, comparable, sort_indices
+from .merge import has_float_keys, in_key_order, merge_sorted_runs
 
 if TYPE_CHECKING:
     from ..io.names import DataFileNamer, FileNamer
@@ -67,6 +68,7 @@ class MergeTreeWriter:
         self.dv_table = dv_enabled(table)
         self.engine = engine
         self.layout = KeyValueLayout(table.schema)
+        self.float_keys = has_float_keys(self.layout)
         self.directory = directory
         self.namer = namer
         self.base_seq = base_seq
@@ -207,11 +209,12 @@ class MergeTreeWriter:
         opts = CompactionOptions.from_options(self.table.options)
         strategy = UniversalCompaction(opts)
         files = self.restored + self.new_files
+        key_types = [f.type for f in self.layout.key_fields]
         before: list[DataFileMeta] = []
         after: list[DataFileMeta] = []
         full = self.full_compaction
         for _ in range(4):  # one pick, and more only while the runs stay above the stop trigger
-            runs = sorted_runs(files)
+            runs = sorted_runs(files, key_types)
             if full:
                 unit = strategy.pick_full(opts.num_levels, runs, rewrite=expired)
             elif self.first_row:
@@ -229,7 +232,7 @@ class MergeTreeWriter:
             after += outputs
             gone = {f.file_name for f in inputs}
             files = [f for f in files if f.file_name not in gone] + outputs
-            remaining = sorted_runs(files)
+            remaining = sorted_runs(files, key_types)
             if len(remaining) <= opts.stop_trigger and not (self.lookup and remaining and remaining[0].level == 0):
                 break
         return _net(before, after, self)
@@ -365,8 +368,9 @@ class MergeTreeWriter:
         for run in sorted(above, key=lambda r: r.level):
             if pending.num_rows == 0:
                 break
-            bounds = pending.sort_by([(k, "ascending") for k in key_columns])
-            lo, hi = (tuple(bounds.column(k)[i].as_py() for k in key_columns) for i in (0, bounds.num_rows - 1))
+            bounds = pending.take(sort_indices(comparable(pending, key_columns),
+                                               [(k, "ascending") for k in key_columns]))
+            lo, hi = (self.layout.key_tuple(bounds, i) for i in (0, bounds.num_rows - 1))
             hits = [t for t in (self._lookup(f, pending) for f in run.files if self._may_hold(f, lo, hi))
                     if t.num_rows]
             if hits:
@@ -382,7 +386,8 @@ class MergeTreeWriter:
         """Whether file ``f``'s key range meets [lo, hi] (any doubt: yes, the file is read)."""
         try:
             types = [x.type for x in self.layout.key_fields]
-            f_lo, f_hi = tuple(deserialize_row(f.min_key, types)), tuple(deserialize_row(f.max_key, types))
+            f_lo, f_hi = (tuple(total_order_value(v) for v in deserialize_row(k, types))
+                          for k in (f.min_key, f.max_key))
             return not (f_hi < lo or f_lo > hi)
         except Exception:  # noqa: BLE001 - keys that do not compare in Python: no pruning
             return True
@@ -414,7 +419,10 @@ class MergeTreeWriter:
         for f in files:
             rows = _read_run(self.table, self.directory, [f])
             live = drop_positions(rows, self.dv.positions(f.file_name)) if self.dv is not None else rows
-            yield from (live if self.expiry is None else (self.expiry.keep(t) for t in live))
+            if self.expiry is not None:
+                live = (self.expiry.keep(t) for t in live)
+            # other writers' files of float keys may be out of Paimon's key order (merge.in_key_order)
+            yield from in_key_order(live, self.engine) if self.float_keys else live
 
     def _read_table(self, f: DataFileMeta) -> pa.Table:
         parts = [t for t in self._read_run([f]) if t.num_rows]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..deletionvectors.maintainer import drop_vectors_of
+from ..format.partition import POSTPONE_BUCKET
 from ..index.manifest import IndexManifestEntry, IndexManifestFile
 from ..index.paths import in_data_dir, index_file_path
 from ..manifest.files import ManifestFile, ManifestList
@@ -282,6 +283,8 @@ class TableCommit:
                     self._check_still_live(fixed_deletes, base_metas)
                 if sequence_guard is not None and latest is not None:
                     self._check_sequences(sequence_guard, latest)
+                if kind == "APPEND" and self.table.bucket == POSTPONE_BUCKET and latest is not None:
+                    self._check_bucket_counts(adds, base_metas)
                 deletes: list[ManifestEntry] = []
                 if overwrite is not None and latest is not None:
                     live = live_entries(e for m in base_metas for e in self.manifest_file.read(m.file_name))
@@ -355,6 +358,21 @@ class TableCommit:
             raise CommitConflict(f"files {missing[:5]} this commit replaces were already removed by another commit; "
                                  "its result is discarded (run it again)")
 
+    def _check_bucket_counts(self, adds: list[ManifestEntry], base_metas: list[ManifestFileMeta]) -> None:
+        """A postpone-bucket table's write into real buckets: each partition must still have the number of
+        buckets the writers used (another writer may have given a new partition another one meanwhile; Paimon's
+        appendCommitCheckConflict refuses the commit the same way)."""
+        ours = {e.partition: e.total_buckets for e in adds if e.bucket >= 0}
+        if not ours:
+            return
+        live = live_entries(e for m in base_metas for e in self.manifest_file.read(m.file_name))
+        for e in live.values():
+            if e.bucket >= 0 and e.partition in ours and e.total_buckets != ours[e.partition]:
+                raise CommitConflict(
+                    f"this write put rows of a partition of {self.table.path} into {ours[e.partition]} bucket(s), but "
+                    f"the partition has {e.total_buckets} (another writer committed it first); nothing was committed. "
+                    "Retry the write")
+
     def _check_sequences(self, guard: tuple[int, dict[tuple[bytes, int], int]], latest: Snapshot) -> None:
         """Later commits must win: refuse if, since our base, another writer put rows at or above our
         sequence numbers into one of our buckets (two jobs upserting the same bucket at once)."""
@@ -362,7 +380,9 @@ class TableCommit:
         sm = self.table.snapshot_manager
         for sid in range(base_id + 1, latest.id + 1):
             snap = sm.snapshot(sid)
-            if snap.commit_kind not in ("APPEND", "OVERWRITE"):
+            # a COMPACT snapshot too: its files keep their inputs' numbers (never above this write's), except a
+            # postpone compaction's, which numbers the rows it moves into a bucket after the bucket's files
+            if snap.commit_kind not in ("APPEND", "OVERWRITE", "COMPACT"):
                 continue
             for meta in self.manifest_list.read(snap.delta_manifest_list):
                 for e in self.manifest_file.read(meta.file_name):
@@ -390,6 +410,8 @@ class TableCommit:
 def _min_sequences(messages: Sequence[CommitMessage]) -> dict[tuple[bytes, int], int]:
     out: dict[tuple[bytes, int], int] = {}
     for m in messages:
+        if m.bucket == POSTPONE_BUCKET:  # postpone rows are numbered by the compaction: writers never conflict
+            continue
         for f in m.new_files:
             key = (m.partition, m.bucket)
             out[key] = min(out.get(key, f.min_sequence_number), f.min_sequence_number)

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from ..deletionvectors.index_file import deletion_files, dv_index_files
 from ..deletionvectors.maintainer import DeletionVectorsMaintainer, dv_enabled
+from ..format.partition import POSTPONE_BUCKET
 from ..io.data_files import AppendFileWriter
 from ..io.names import DataFileNamer
 from ..manifest.meta import DataFileMeta, FileSource
@@ -30,6 +31,7 @@ from ..options import WRITE, OptionError, check_supported
 from ..row_tracking import data_evolution_enabled, row_tracking_enabled, system_fields
 from ..snapshot import BATCH_COMMIT_IDENTIFIER
 from .messages import CommitMessage
+from .postpone import PostponeTask, plan_postpone, run_postpone_compaction
 from .scan import Split, TableScan
 from .tracking_compact import TrackedFileWriter, in_row_id_order
 
@@ -70,10 +72,11 @@ def pick_small_files(files: list[DataFileMeta], target_size: int, min_files: int
 
 
 def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int]] | None = None,
-                    partitions: Callable[[bytes], bool] | None = None) -> list[BucketTask]:
+                    partitions: Callable[[bytes], bool] | None = None) -> list[BucketTask | PostponeTask]:
     """The buckets worth compacting (all with more than one run, or not yet at the top level, if full;
     append tables: enough small files); ``only``: just these (partition, bucket)s; ``partitions``: just
-    the partitions it accepts (a format.partition.PartitionFilter)."""
+    the partitions it accepts (a format.partition.PartitionFilter). A postpone-bucket table's partition with rows
+    in its postpone bucket is one PostponeTask (operation/postpone.py), which compacts its real buckets too."""
     check_supported(table.options, WRITE, table.path)  # a compaction writes and commits too
     if data_evolution_enabled(table.options):
         raise OptionError(f"compaction of data-evolution table {table.path} (data-evolution.enabled) is not supported "
@@ -81,12 +84,19 @@ def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int
                           "nothing was changed")
     scan = TableScan(table)
     entries = scan.read_entries(table.latest_snapshot())
+    tasks: list[BucketTask | PostponeTask] = []
+    if table.bucket == POSTPONE_BUCKET and table.schema.primary_keys and only is None:
+        table.check_writable()  # the postpone compaction writes what a write of this table may write
+        tasks += plan_postpone(table, entries, scan.partition_dir, partitions)
+        moved = {t.partition for t in tasks}
+        entries = [e for e in entries if e.partition not in moved]
     groups: dict[tuple[bytes, int], list] = defaultdict(list)
     for e in entries:
+        if e.bucket == POSTPONE_BUCKET:
+            continue
         groups[(e.partition, e.bucket)].append(e)
     opts = CompactionOptions.from_options(table.options)
     strategy = UniversalCompaction(opts)
-    tasks = []
     first_row = bool(table.schema.primary_keys) and isinstance(merge_engine(table.schema, table.options), FirstRow)
     # tables that compact with lookup (Paimon's ForceUpLevel0Compaction): level 0 always goes up
     force_level0 = bool(table.schema.primary_keys) and lookup_compaction(table.options, first_row)
@@ -188,6 +198,13 @@ def run_compaction(table: Table, task: BucketTask, full: bool) -> CommitMessage:
                          deleted_index_files=old_dvs, compact_changelog=writer.take_compact_changelog())
 
 
+def run_task(table: Table, task: BucketTask | PostponeTask, full: bool) -> list[CommitMessage]:
+    """A planned task's commit messages: a bucket's compaction, or a partition's postpone compaction."""
+    if isinstance(task, PostponeTask):
+        return run_postpone_compaction(table, task, full)
+    return [run_compaction(table, task, full)]
+
+
 def compact_in_process(table: Table, buckets: set[tuple[bytes, int]] | None, full: bool = False,
                        commit_user: str | None = None, identifier: int | None = None,
                        progress: Callable[[int, int], None] | None = None,
@@ -203,12 +220,12 @@ def compact_in_process(table: Table, buckets: set[tuple[bytes, int]] | None, ful
     if not tasks:
         return None
     commit = fresh.new_commit(commit_user)
-    messages = []
+    messages: list[CommitMessage] = []
     try:
-        for t in tasks:
-            messages.append(run_compaction(fresh, t, full))
+        for done, t in enumerate(tasks, 1):
+            messages += run_task(fresh, t, full)
             if progress is not None:
-                progress(len(messages), len(tasks))
+                progress(done, len(tasks))
     except BaseException:
         commit.abort(messages)
         raise

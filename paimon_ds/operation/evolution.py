@@ -41,7 +41,7 @@ from ..row_tracking import (
     row_tracking_enabled,
 )
 from ..schema import TableSchema
-from ..types import DataField, to_arrow_type
+from ..types import DataField, conform_array, to_arrow_type
 
 if TYPE_CHECKING:
     from ..table import Table
@@ -269,8 +269,9 @@ class RowTrackingRead:
             if field.name == self.row_kind_column:
                 arrays.append(pa.repeat(pa.scalar(_KINDS_INSERT, pa.string()), chunk.num_rows))
                 continue
-            col = chunk.column(field.name).combine_chunks()
-            arrays.append(col if col.type == field.type else col.cast(field.type))
+            # the read's Arrow form of the column (Spark's microseconds for TIMESTAMP(7..9)): floored as Paimon's
+            # Timestamp.toMicros, never Arrow's cast, which refuses the lost nanoseconds
+            arrays.append(conform_array(chunk.column(field.name).combine_chunks(), field.type))
         return pa.RecordBatch.from_arrays(arrays, schema=self.output)
 
 

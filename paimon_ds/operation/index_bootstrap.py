@@ -152,7 +152,8 @@ class IndexBootstrap:
         values = deserialize_row(split.partition, self.partition_types)
         partition = serialize_row(values, self.partition_types)  # normalised: equal to what rows encode to
         by_name = dict(zip(self.schema.partition_keys, values))
-        runs = [self._read_run(split, r.files) for r in sorted_runs(split.files)]
+        key_types = [f.type for f in self.layout.key_fields]
+        runs = [self._read_run(split, r.files) for r in sorted_runs(split.files, key_types)]
         if not runs:
             return
         chunks = runs[0] if len(runs) == 1 else merge_sorted_runs(runs, self.liveness, drop_retract=False)

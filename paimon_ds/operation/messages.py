@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import EXIT_CONFLICT, PaimonDsError
+from ..format.partition import bucket_path
 from ..index.manifest import IndexFileMeta
 from ..manifest.meta import DataFileMeta
 
@@ -55,7 +56,7 @@ class CommitMessage:
 
     @property
     def directory_rel(self) -> str:
-        return f"{self.partition_path}/bucket-{self.bucket}" if self.partition_path else f"bucket-{self.bucket}"
+        return bucket_path(self.partition_path, self.bucket)
 
     def file_paths(self, table_root: str, index_in_data_dir: bool = False) -> list[str]:
         """Files this message created (deleted when its commit is aborted); ``index_in_data_dir``: the table's

@@ -16,12 +16,13 @@ from ..casts.column import cast_column
 from ..deletionvectors.index_file import read_vector
 from ..deletionvectors.maintainer import drop_positions
 from ..format.data_file import open_data_file
+from ..format.partition import POSTPONE_BUCKET
 from ..mergetree.changelog import NewestRecord, lookup_merge
 from ..mergetree.compact import sorted_runs
 from ..mergetree.engine import FirstRow, MergeEngine
 from ..mergetree.files import read_kv_file
 from ..mergetree.kv import KIND
-from ..mergetree.merge import merge_engine, merge_sorted_runs
+from ..mergetree.merge import has_float_keys, in_key_order, merge_engine, merge_sorted_runs
 from ..predicate import Predicate
 from ..row_tracking import SYSTEM_COLUMNS, columns_requested, row_tracking_enabled, system_fields
 from ..types import conform_array
@@ -93,8 +94,9 @@ class TableRead:
             yield from self.tracking.read(split, delta)
             return
         if self.table.schema.primary_keys:
+            # a postpone bucket's records are read as written, never merged (MergeFileSplitRead.createNoMergeReader)
             yield from self._read_kv(split, keep_retracts=(delta or changelog) and self.row_kind_column is not None,
-                                     merge=not changelog)
+                                     merge=not changelog and split.bucket != POSTPONE_BUCKET)
             return
         for f in split.files:
             if self.position_column is not None:
@@ -134,11 +136,14 @@ class TableRead:
 
         engine = merge_engine(self.table.schema, self.table.options)
 
+        float_keys = has_float_keys(engine.layout)
+
         def run_reader(files) -> Iterator[pa.Table]:
             for f in files:
-                yield from _drop_deleted(
+                chunks = _drop_deleted(
                     read_kv_file(self.table, split.file_path(f), f.schema_id, BATCH_ROWS, f.file_size),
                     _deleted_positions(self.table, split, f.file_name))
+                yield from in_key_order(chunks, engine) if float_keys and merge else chunks
 
         def finish(t: pa.Table) -> pa.Table:
             return t if keep_retracts else engine.drop_retracts(t)
@@ -149,7 +154,7 @@ class TableRead:
             if merge_free(split, engine):  # only retractions to drop
                 readers = [run_reader(split.files)]
             else:
-                runs = sorted_runs(split.files)
+                runs = sorted_runs(split.files, [f.type for f in engine.layout.key_fields])
                 readers = [run_reader(r.files) for r in runs if r.level == 0]
                 high = [run_reader(r.files) for r in runs if r.level > 0]
                 if len(high) > 1 and lookup_merge(self.table.options, isinstance(engine, FirstRow)):

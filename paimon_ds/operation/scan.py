@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..deletionvectors.index_file import DeletionFile, deletion_files
 from ..format.binary_row import deserialize_row
-from ..format.partition import partition_path
+from ..format.partition import POSTPONE_BUCKET, bucket_path, partition_path
 from ..index.manifest import DELETION_VECTORS_INDEX, IndexManifestFile
 from ..manifest.files import ManifestFile, ManifestList
 from ..manifest.meta import DataFileMeta, ManifestEntry, ManifestFileMeta, SimpleStats, live_entries
+from ..options import OptionError
 from ..predicate import Predicate, and_all, split_and, test_values
 from ..row_tracking import ROW_ID, data_evolution_enabled, row_tracking_enabled
 from ..schema import TableSchema
@@ -73,13 +74,20 @@ class Split:
 
 class TableScan:
     def __init__(self, table: Table, predicate: Predicate | None = None,
-                 level_filter: LevelFilter | None = None, parallelism: int | None = None) -> None:
+                 level_filter: LevelFilter | None = None, parallelism: int | None = None,
+                 postpone: bool = False) -> None:
         """``level_filter``: the levels plan() reads (None: what Paimon's batch scan reads, see
         batch_skips_level0); read_entries() always gives every level. ``parallelism``: the readers that will
         share the splits (an engine's default parallelism), so append files spread over at least that many
-        splits where they can, as Spark sizes its own file splits."""
+        splits where they can, as Spark sizes its own file splits. ``postpone``: plan() also gives the postpone
+        buckets of a bucket=-2 table (streams read them, batch reads do not: Paimon's onlyReadRealBuckets)."""
         self.parallelism = parallelism
         self.table = table
+        self.postpone = postpone
+        if table.bucket == POSTPONE_BUCKET and table.options.get("postpone.merge-on-read"):
+            raise OptionError(f"postpone.merge-on-read=true (batch reads of {table.path} merging the rows of its "
+                              "postpone buckets, Paimon 2.0) is not supported by this version of paimon_ds; without "
+                              "it, as in Paimon, batch reads show the rows once a compaction moved them into buckets")
         self.schema = table.schema
         self.predicate = predicate
         self.deletion_vectors = table.options.get("deletion-vectors.enabled")
@@ -149,7 +157,7 @@ class TableScan:
     def bucket_dir(self, partition: bytes, bucket: int) -> str:
         """The bucket's directory relative to the table."""
         rel = self.partition_dir(partition)
-        return f"{rel}/bucket-{bucket}" if rel else f"bucket-{bucket}"
+        return bucket_path(rel, bucket)
 
     def _file_stats(self, f: DataFileMeta) -> Callable[[str], tuple[Any, Any, int | None, int]]:
         file_schema = self._schema(f.schema_id)
@@ -209,6 +217,8 @@ class TableScan:
             target = min(target, max(open_cost, total // self.parallelism))
         groups: dict[tuple[bytes, int], list[DataFileMeta]] = defaultdict(list)
         for e in entries:
+            if e.bucket == POSTPONE_BUCKET and not self.postpone:
+                continue  # rows no batch read shows until a compaction buckets them (operation/postpone.py)
             groups[(e.partition, e.bucket)].append(e.file)
         splits: list[Split] = []
         sid = self.snapshot.id if self.snapshot else None

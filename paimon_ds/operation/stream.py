@@ -155,7 +155,8 @@ class StreamScan:
     def _plan_unit(self, snapshot_id: int, full: bool) -> list[StreamSplit]:
         snapshot = self._snapshot(snapshot_id)
         if full:
-            scan = TableScan(self.table, level_filter=self._first_plan_levels())
+            # a postpone-bucket table's postpone buckets too, unless it has a changelog (Paimon's DataTableStreamScan)
+            scan = TableScan(self.table, level_filter=self._first_plan_levels(), postpone=not self.changelog)
             return [StreamSplit(s, delta=False) for s in scan.plan_snapshot(snapshot)]
         scan = TableScan(self.table)
         if self.changelog:

@@ -7,6 +7,9 @@ is bounded by `write-buffer-size`: when buffers exceed it the largest one is wri
 
 from __future__ import annotations
 
+import random
+import struct
+import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -15,9 +18,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..external_paths import external_roots
-from ..format.binary_row import serialize_arrow_row
-from ..format.bucket import bucket_ids
-from ..format.partition import partition_path
+from ..format.binary_row import EMPTY_ROW, encode_rows, serialize_arrow_row
+from ..format.bucket import bucket_ids, row_hashes
+from ..format.partition import POSTPONE_BUCKET, bucket_path, partition_path
 from ..index.bucket_assigner import (
     BUCKET_COLUMN,
     DynamicBucketAssigner,
@@ -26,19 +29,22 @@ from ..index.bucket_assigner import (
     snapshot_index_entries,
 )
 from ..index.hash_index import HashIndexMaintainer
+from ..index.keys import large_binary_array
 from ..index.manifest import IndexFileMeta
 from ..index.snapshot_assigner import SnapshotBucketAssigner
 from ..io.data_files import AppendFileWriter
-from ..io.names import DataFileNamer
+from ..io.names import DataFileNamer, PostponeFileNamer
 from ..manifest.meta import DataFileMeta
 from ..mergetree.compact import full_compaction_due, full_compaction_interval
 from ..mergetree.engine import row_kind_filter
 from ..mergetree.kv import ROW_KINDS
 from ..mergetree.merge import merge_engine
+from ..mergetree.postpone import PostponeBucketWriter
 from ..mergetree.writer import MergeTreeWriter
 from ..options import OptionError
-from ..types import SchemaError, conform_array, nulls_under_required
+from ..types import SchemaError, canonical_nans, conform_array, nulls_under_required
 from .messages import CommitMessage
+from .postpone import known_bucket_counts
 from .scan import TableScan
 
 if TYPE_CHECKING:
@@ -54,7 +60,9 @@ class BucketRestore:
     ``delta_commits``: how many commits (snapshots other than COMPACT) the table has had, counted
     only when writers compact fully every few commits (`full-compaction.delta-commits`; compaction snapshots must
     not advance it);
-    ``index_files``: dynamic-bucket tables, each bucket's hash index file at the snapshot.
+    ``index_files``: dynamic-bucket tables, each bucket's hash index file at the snapshot;
+    ``total_buckets``: postpone-bucket tables (bucket=-2), each partition's number of real buckets
+    (PostponeUtils.getKnownNumBuckets; a partition with none is absent).
     """
 
     snapshot_id: int | None = None
@@ -62,6 +70,7 @@ class BucketRestore:
     files: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
     delta_commits: int = 0
     index_files: dict[tuple[bytes, int], IndexFileMeta] = field(default_factory=dict)
+    total_buckets: dict[bytes, int] = field(default_factory=dict)
 
     @staticmethod
     def from_table(table: Table, with_files: bool = False, snapshot_id: int | None = None) -> BucketRestore:
@@ -77,11 +86,14 @@ class BucketRestore:
             sm = table.snapshot_manager
             restore.delta_commits = sum(1 for i in sm.list_ids()
                                         if i <= snapshot.id and sm.snapshot(i).commit_kind != "COMPACT")
-        for e in TableScan(table).read_entries(snapshot):
+        entries = TableScan(table).read_entries(snapshot)
+        for e in entries:
             key = (e.partition, e.bucket)
             restore.max_sequence[key] = max(restore.max_sequence.get(key, -1), e.file.max_sequence_number)
             if restore.files is not None:
                 restore.files.setdefault(key, []).append(e.file)
+        if table.bucket == POSTPONE_BUCKET:
+            restore.total_buckets = known_bucket_counts(table, entries)
         if is_dynamic_bucket(table):
             for ie in snapshot_index_entries(table, snapshot):
                 if (ie.partition, ie.bucket) in restore.index_files:
@@ -122,14 +134,26 @@ class TableWrite:
         self.schema = table.schema
         self.arrow_schema = table.arrow_schema()
         self.namer = DataFileNamer(job_prefix)
+        self.job_prefix = job_prefix
+        # names of postpone-bucket files: this write's user and id (Paimon: the job's user, the writer's subtask)
+        self.commit_user = commit_user or str(uuid.uuid4())
+        self.write_id = task if task is not None else random.randrange(2**31 - 1)
         self.num_buckets = table.bucket
         self.partition_fields = table.schema.partition_fields
         self.partition_idx = [self.schema.field_names.index(k) for k in self.schema.partition_keys]
         self.bucket_idx: list[int] = []
-        if self.num_buckets > 0:
+        # postpone-bucket tables (bucket=-2, Paimon 1.x): rows go into real buckets, as many as their partition has
+        # (postpone.batch-write-fixed-bucket, as Paimon's Spark writer), or into the partition's postpone bucket
+        self.postpone = bool(self.schema.primary_keys) and table.bucket == POSTPONE_BUCKET
+        self.postpone_fixed = self.postpone and table.options.get("postpone.batch-write-fixed-bucket")
+        if self.num_buckets > 0 or self.postpone_fixed:
             keys = self.schema.bucket_keys
             self.bucket_idx = [self.schema.field_names.index(k) for k in keys]
         self.not_null_idx = [i for i, f in enumerate(self.schema.fields) if not f.type.nullable]
+        # FLOAT / DOUBLE columns that make keys, partitions or buckets: their NaNs are stored canonical (one key)
+        key_names = set(self.schema.primary_keys) | set(self.schema.partition_keys) | set(self.schema.bucket_keys)
+        self.float_key_idx = [i for i, f in enumerate(self.schema.fields)
+                              if f.name in key_names and f.type.root in ("FLOAT", "DOUBLE")]
         self.default_partition = table.options.get("partition.default-name")
         self.buffer_limit = table.options.get("write-buffer-size")
         self.writers: dict[tuple[bytes, int], Any] = {}
@@ -141,7 +165,8 @@ class TableWrite:
             self.task, self.clustered = task, clustered
             rowkind = table.options.get("rowkind.field")
             self.rowkind_idx = self.schema.field_names.index(self.schema.field(rowkind).name) if rowkind else None
-            self.compact = clustered and not table.options.get("write-only")
+            # postpone-bucket tables: Paimon writes real buckets write-only (PostponeUtils.tableForFixBucketWrite)
+            self.compact = clustered and not table.options.get("write-only") and not self.postpone
             # this write is the table's (delta_commits + 1)-th commit; COMPACT snapshots do not count
             self.full_compaction = full_compaction_due(full_compaction_interval(table.options),
                                                        self.restore.delta_commits + 1)
@@ -168,6 +193,11 @@ class TableWrite:
         if batch.schema != self.arrow_schema or any(nulls_under_required(c) for c in batch.columns):
             arrays = [conform_array(c, f.type) for c, f in zip(batch.columns, self.arrow_schema)]
             batch = pa.RecordBatch.from_arrays(arrays, schema=self.arrow_schema)
+        for i in self.float_key_idx:
+            col = batch.column(i)
+            canonical = canonical_nans(col)
+            if canonical is not col:
+                batch = batch.set_column(i, self.arrow_schema.field(i), canonical)
         return batch
 
     def write_arrow(self, batch: pa.RecordBatch | pa.Table) -> None:
@@ -203,6 +233,10 @@ class TableWrite:
                 buckets = given_buckets
             else:
                 buckets, new_keys = self._assign(batch, hashes)
+        elif self.postpone_fixed:
+            buckets = self._postpone_buckets(batch)
+        elif self.postpone:
+            buckets = np.zeros(batch.num_rows, dtype=np.int32)  # each partition's postpone bucket (see _route)
         elif self.cross_partition:
             if given_buckets is None:
                 raise OptionError(f"{self.table.path} is a cross-partition upsert table (its primary key lacks a "
@@ -218,6 +252,8 @@ class TableWrite:
         else:
             kinds = self._row_kinds(batch) if self.primary_key else None
         for (part_key, bucket), rows, idx in self._route(batch, buckets):
+            if self.postpone and not self.postpone_fixed:
+                bucket = POSTPONE_BUCKET
             writer = self.writers.get((part_key, bucket))
             if writer is None:
                 writer = self._new_writer(part_key, bucket, rows)
@@ -230,6 +266,27 @@ class TableWrite:
             else:
                 writer.write(rows, kinds if idx is None else kinds[idx.to_numpy()])
         self._bound_memory()
+
+    def partition_buckets(self, part_key: bytes) -> int:
+        """A postpone-bucket table's buckets of a partition: those it has, else `postpone.default-bucket-num`."""
+        return self.restore.total_buckets.get(part_key) or self.table.options.get("postpone.default-bucket-num")
+
+    def _postpone_buckets(self, batch: pa.RecordBatch) -> np.ndarray:
+        """Each row's real bucket in a postpone-bucket table: Paimon's fixed-bucket hash of the bucket key, modulo
+        the number of buckets of the row's partition (PostponeFixBucketProcessor), vectorised per partition."""
+        hashes = row_hashes([batch.column(i) for i in self.bucket_idx], [self.schema.fields[i].type
+                                                                           for i in self.bucket_idx])
+        if not self.partition_idx:
+            counts: int | np.ndarray = self.partition_buckets(EMPTY_ROW)
+        else:
+            types = [f.type for f in self.partition_fields]
+            data, offsets = encode_rows([batch.column(i) for i in self.partition_idx], types)
+            encoded = pc.dictionary_encode(large_binary_array(data, offsets))
+            arity = struct.pack(">i", len(types))  # manifests' partitions: arity, then the BinaryRow
+            per_partition = np.array([self.partition_buckets(arity + p) for p in encoded.dictionary.to_pylist()],
+                                     dtype=np.int64)
+            counts = per_partition[encoded.indices.to_numpy(zero_copy_only=False)]
+        return np.abs(np.fmod(hashes.astype(np.int64), counts)).astype(np.int32)
 
     def _given_buckets(self, batch: pa.RecordBatch) -> tuple[np.ndarray | None, pa.RecordBatch]:
         """The buckets an upstream assigner put in BUCKET_COLUMN (and the batch without it), if any."""
@@ -339,11 +396,14 @@ class TableWrite:
 
     def _new_writer(self, part_key: bytes, bucket: int, rows: pa.RecordBatch) -> AppendFileWriter:
         rel = self.partition_dirs.get(part_key, "")
-        directory = f"{self.table.root}/{rel}/bucket-{bucket}" if rel else f"{self.table.root}/bucket-{bucket}"
-        if self.primary_key:
+        directory = f"{self.table.root}/{bucket_path(rel, bucket)}"
+        if self.primary_key and bucket == POSTPONE_BUCKET:
+            namer = PostponeFileNamer(self.commit_user, self.write_id, self.job_prefix)
+            writer: Any = PostponeBucketWriter(self.table, self.engine, directory, namer)
+        elif self.primary_key:
             key = (part_key, bucket)
             restored = (self.restore.files or {}).get(key, []) if self.compact else []
-            writer: Any = MergeTreeWriter(
+            writer = MergeTreeWriter(
                 self.table, self.engine, directory, self.namer, self.restore.max_sequence.get(key, -1),
                 self.task, restored, compact=self.compact, full_compaction=self.full_compaction)
         else:
@@ -364,6 +424,8 @@ class TableWrite:
         total_buckets = self.num_buckets if self.num_buckets > 0 else -1
         if self.primary_key:
             for (part_key, bucket), writer in self.writers.items():
+                if self.postpone:  # Paimon: a postpone bucket's entries say -2, a real bucket's its partition's count
+                    total_buckets = POSTPONE_BUCKET if bucket == POSTPONE_BUCKET else self.partition_buckets(part_key)
                 new, before, after = writer.prepare_commit()
                 changelog = writer.take_changelog()
                 compact_changelog = writer.take_compact_changelog()

@@ -21,7 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from ..format.bucket import bucket_ids
-from ..format.partition import partition_filter
+from ..format.partition import POSTPONE_BUCKET, partition_filter
 from ..index.bucket_assigner import (
     DynamicBucketAssigner,
     assigner_ids,
@@ -31,7 +31,7 @@ from ..index.bucket_assigner import (
 )
 from ..index.cross_partition import is_cross_partition
 from ..index.keys import row_channels
-from ..operation.compact import plan_compaction, run_compaction
+from ..operation.compact import plan_compaction, run_task
 from ..operation.index_bootstrap import GlobalIndexAssigner
 from ..snapshot import Snapshot
 from ..table import Table
@@ -71,7 +71,12 @@ def write(df: DataFrame, path: str, mode: str = "append", options: dict[str, Any
     n = parallelism or int(df.sparkSession.conf.get("spark.sql.shuffle.partitions", "200"))
     job_options: dict[str, str] = {}
     writer_df = df
-    if table.bucket > 0:
+    clustered = True
+    if table.bucket == POSTPONE_BUCKET and table.schema.primary_keys:
+        # postpone-bucket tables: each partition's own bucket count, and Paimon writes them write-only: no owner
+        # to compact a bucket inline, so no shuffle; tasks share buckets as in df.write.format("paimon")
+        clustered = False
+    elif table.bucket > 0:
         writer_df = repartition_by_bucket(_with_fixed_buckets(df, table, n), n, quoted(BUCKET_COLUMN),
                                           [quoted(k) for k in table.partition_keys]).drop(BUCKET_COLUMN)
     elif table.schema.primary_keys:
@@ -91,7 +96,7 @@ def write(df: DataFrame, path: str, mode: str = "append", options: dict[str, Any
                                              overwrite=mode == "overwrite")
         # the writers read each row's bucket from BUCKET_COLUMN
         writer_df = repartition_by_bucket(assigned, n, quoted(BUCKET_COLUMN), [quoted(k) for k in table.partition_keys])
-    w = writer_df.write.format("paimon").mode(mode).option(CLUSTERED_OPTION, "true")
+    w = writer_df.write.format("paimon").mode(mode).option(CLUSTERED_OPTION, str(clustered).lower())
     for k, v in {**(options or {}), **job_options}.items():
         w = w.option(k, str(v))
     w.save(path)
@@ -235,10 +240,10 @@ def compact(spark: SparkSession, path: str, full: bool = False, options: dict[st
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for b in batches:
-            out = [pickle.dumps(run_compaction(table, pickle.loads(blob), full))
+            out = [pickle.dumps(run_task(table, pickle.loads(blob), full))
                    for blob in b.column(b.schema.get_field_index("task")).to_pylist()]
             yield pa.RecordBatch.from_arrays([pa.array(out, pa.binary())], schema=result_schema)
 
     jobs = spark.createDataFrame(payload, "i int, task binary").repartition(len(tasks), "i")
     rows = jobs.mapInArrow(run, "message binary").collect()
-    return table.new_commit().commit_or_abort([pickle.loads(r["message"]) for r in rows])
+    return table.new_commit().commit_or_abort([m for r in rows for m in pickle.loads(r["message"])])

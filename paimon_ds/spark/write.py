@@ -14,7 +14,7 @@ from pyspark.sql.types import StructType
 
 from ..format.partition import PartitionFilter
 from ..index.cross_partition import needs_global_index
-from ..io.names import job_file_prefix, new_job_prefix
+from ..io.names import is_job_file, new_job_prefix
 from ..mergetree.files import MAX_WRITE_TASKS
 from ..operation.messages import CommitMessage
 from ..operation.stream_commit import StreamCommit
@@ -190,13 +190,12 @@ def refuse_cross_partition(table: Table, entry: str) -> None:
 
 def delete_job_files(table: Table, job_prefix: str) -> None:
     """Delete every data file named with the job's prefix (files of tasks whose messages never came)."""
-    prefix = job_file_prefix(job_prefix)
     try:
         found = table.io.fs.find(table.root)
     except FileNotFoundError:
         found = []
     for path in found:
-        if path.rsplit("/", 1)[-1].startswith(prefix):
+        if is_job_file(path.rsplit("/", 1)[-1], job_prefix):
             table.io.delete_quietly(path)
     # files placed under `data-file.external-paths` roots (the job prefix is unique, so shared roots are safe)
     for root in table.options.get("data-file.external-paths") or []:
@@ -206,7 +205,7 @@ def delete_job_files(table: Table, job_prefix: str) -> None:
         except (FileNotFoundError, OSError):
             continue
         for path in found:
-            if path.rsplit("/", 1)[-1].startswith(prefix):
+            if is_job_file(path.rsplit("/", 1)[-1], job_prefix):
                 fs.rm(path)
 
 
