@@ -775,6 +775,8 @@ def check_job_options(stored: Mapping[str, str], job: Mapping[str, Any], primary
                                   f"{_stored_shown(name, stored)}: {name} cannot change once a table is created "
                                   f"(Paimon: \"Change '{name}' is not supported yet\"); leave the option out, or give "
                                   "the table's value")
+        elif name in ONE_WAY_OPTIONS:
+            check_one_way(name, stored.get(name), value)
         elif name == "deletion-vectors.enabled":
             modifiable = {**stored, **{k: str(v) for k, v in job.items() if v is not None}}.get(
                 "deletion-vectors.modifiable", "false")
@@ -783,6 +785,22 @@ def check_job_options(stored: Mapping[str, str], job: Mapping[str, Any], primary
                 raise OptionError(f"option {key}={value!r} differs from the table's {name} "
                                   f"{_stored_shown(name, stored)}: changing the deletion-vector mode could show "
                                   "rows twice (Paimon 1.x refuses it unless 'deletion-vectors.modifiable' = 'true')")
+
+
+# Options that may be switched on but never off again (Paimon 1.x SchemaManager.checkAlterTableOption, for ALTER and
+# dynamic options alike): rows dropped while it was on cannot come back.
+ONE_WAY_OPTIONS = ("ignore-update-before",)
+
+
+def check_one_way(key: str, old: str | None, new: str | None) -> None:
+    """Refuse turning a one-way option (ONE_WAY_OPTIONS) from true to false; ``old``/``new``: its text, None unset."""
+    if key not in ONE_WAY_OPTIONS:
+        return
+    was = Options({key: old} if old is not None else {}).get(key)
+    now = Options({key: new} if new is not None else {}).get(key)
+    if was and not now:
+        raise OptionError(f"cannot change {key} from true to false (as Paimon: \"Cannot change {key} from true to "
+                          "false.\"): the update-before rows dropped while it was true cannot come back")
 
 
 def _stored_shown(key: str, stored: Mapping[str, str]) -> str:

@@ -48,7 +48,16 @@ from .branch import MAIN_BRANCH, branch_path, load_branch_schema
 from .casts.rules import INTEGERS, castable
 from .errors import EXIT_NOT_FOUND
 from .fs import FileIO
-from .options import IMMUTABLE_OPTIONS, LOCAL_KEYS, OptionError, Options, is_known_key, option_for, validate
+from .options import (
+    IMMUTABLE_OPTIONS,
+    LOCAL_KEYS,
+    OptionError,
+    Options,
+    check_one_way,
+    is_known_key,
+    option_for,
+    validate,
+)
 from .schema import SCHEMA_VERSION, SchemaManager, TableNotFound, TableSchema
 from .schema_checks import KEY_FIELD_PREFIX, SYSTEM_FIELD_NAMES, is_reserved_name, schema_problems
 from .snapshot import SnapshotManager
@@ -237,6 +246,7 @@ class _State:
         if key == "bucket" and self.has_snapshots and Options({key: value}).get(key) != Options(self.options).get(key):
             raise OptionError(f"cannot change 'bucket' from {self.options.get('bucket', '-1')} to {value}: the "
                               "table holds data placed by the old bucket count, and rescaling it is not supported")
+        check_one_way(key, self.options.get(key), value)
         self.options[key] = value
 
     def _RemoveOption(self, c: RemoveOption) -> None:
@@ -245,6 +255,7 @@ class _State:
             raise OptionError("cannot remove 'bucket' from a table that holds data (Paimon: \"Cannot reset bucket\")")
         if key not in self.options and not is_known_key(key):
             validate({key: ""})  # raises "unknown option ..." with a did-you-mean
+        check_one_way(key, self.options.get(key), None)
         self.options.pop(key, None)
 
     def _UpdateComment(self, c: UpdateComment) -> None:

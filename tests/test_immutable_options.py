@@ -15,6 +15,7 @@ import pytest
 
 from paimon_ds import Catalog, Table, write_arrow
 from paimon_ds.options import OptionError, check_job_options
+from paimon_ds.schema_change import RemoveOption, SetOption, commit_changes
 
 ROWS = pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"], "ts": [10, 10, 10]})
 NEW = pa.table({"id": [1, 2], "v": ["A", "B"], "ts": [20, 20]})
@@ -161,3 +162,21 @@ def test_paimon_1_x_immutable_options(tmp_path) -> None:
     with pytest.raises(OptionError, match=re.escape("option bucket-key='v' differs from the table's bucket-key "
                                                     "(unset: id)")):
         check_job_options({}, {"bucket-key": "v"}, ["id", "dt"], ["dt"])
+
+
+def test_ignore_update_before_is_switched_on_but_never_off(tmp_path) -> None:
+    """Paimon 1.x SchemaManager.checkAlterTableOption, for ALTER and dynamic options alike: "Cannot change
+    ignore-update-before from true to false." Switching it on is allowed."""
+    path = str(tmp_path / "t")
+    write_arrow(path, ROWS, primary_key="id", options={"bucket": "1"})
+    commit_changes(path, [SetOption("ignore-update-before", "true")])
+    before = listing(path)
+    with pytest.raises(OptionError, match="cannot change ignore-update-before from true to false"):
+        Table.load(path, {"ignore-update-before": "false"}).append(NEW)
+    with pytest.raises(OptionError, match="cannot change ignore-update-before from true to false"):
+        commit_changes(path, [SetOption("ignore-update-before", "false")])
+    with pytest.raises(OptionError, match="cannot change ignore-update-before from true to false"):
+        commit_changes(path, [RemoveOption("ignore-update-before")])
+    assert listing(path) == before
+    Table.load(path, {"ignore-update-before": "true"}).append(NEW)  # the table's own value
+    assert rows(path) == [{"id": 1, "v": "A", "ts": 20}, {"id": 2, "v": "B", "ts": 20}, {"id": 3, "v": "c", "ts": 10}]
