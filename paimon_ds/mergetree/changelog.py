@@ -23,7 +23,6 @@ aggregation would count them twice). First-row tables keep a key in one run and 
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterator
 
 import numpy as np
@@ -31,8 +30,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..options import Options
-from .engine import MergeEngine, group_ends
+from .engine import Deduplicate, group_ends
 from .kv import DELETE, INSERT, KIND, UPDATE_AFTER, UPDATE_BEFORE, KeyValueLayout, group_starts
+from .merge import RunCursor
 
 LOOKUP = "lookup"
 FULL_COMPACTION = "full-compaction"
@@ -54,7 +54,7 @@ def lookup_merge(options: Options, first_row: bool) -> bool:
     return not first_row and lookup_compaction(options, first_row)
 
 
-class NewestRecord(MergeEngine):
+class NewestRecord(Deduplicate):
     """Keeps each key's last record in merge order (sequence fields, then sequence number), retractions
     included: a key's newest record above level 0 in a lookup table. Not a table's merge engine."""
 
@@ -62,14 +62,6 @@ class NewestRecord(MergeEngine):
         self.layout = layout
         self.key_columns = layout.key_columns
         self.ignore_delete = False
-
-    def merge(self, kv: pa.Table, drop_retract: bool) -> pa.Table:
-        if kv.num_rows == 0:
-            return kv
-        starts = group_starts(kv, self.key_columns)
-        if len(starts) < kv.num_rows:
-            kv = kv.take(pa.array(group_ends(starts, kv.num_rows)))
-        return self.drop_retracts(kv) if drop_retract else kv
 
 
 class ChangelogRules:
@@ -179,46 +171,10 @@ def rows_with_keys(kv: pa.Table, keys: pa.Table, key_columns: list[str]) -> pa.T
     return kv.take(pa.array(np.sort(found.column(_ROW).to_numpy())))
 
 
-class _Cursor:
-    """The current chunk of one sorted run, and where it stands."""
-
-    def __init__(self, chunks: Iterator[pa.Table], layout: KeyValueLayout) -> None:
-        self.chunks = chunks
-        self.layout = layout
-        self.chunk: pa.Table | None = None
-        self.advance()
-
-    def advance(self) -> None:
-        self.chunk = next((c for c in self.chunks if c.num_rows), None)
-
-    def take_upto(self, bound: tuple) -> pa.Table:
-        """Remove and return the rows of the chunk with keys <= bound."""
-        chunk = self.chunk
-        cut = bisect.bisect_right(_Keys(chunk, self.layout), bound)
-        if cut == chunk.num_rows:
-            self.advance()
-        else:
-            self.chunk = chunk.slice(cut)
-        return chunk.slice(0, cut)
-
-
-class _Keys:
-    """A chunk's key tuples as a sequence for bisect (only the probed rows are converted)."""
-
-    def __init__(self, chunk: pa.Table, layout: KeyValueLayout) -> None:
-        self.chunk, self.layout = chunk, layout
-
-    def __len__(self) -> int:
-        return self.chunk.num_rows
-
-    def __getitem__(self, i: int) -> tuple:
-        return self.layout.key_tuple(self.chunk, i)
-
-
 def aligned_runs(runs: list[Iterator[pa.Table]], layout: KeyValueLayout) -> Iterator[list[pa.Table]]:
     """Key-sorted runs cut at common keys: each item holds, run by run, that run's rows of one key range (all its
     rows of those keys), the items in key order. Memory holds one chunk per run, as merge_sorted_runs."""
-    cursors = [_Cursor(r, layout) for r in runs]
+    cursors = [RunCursor(r, layout) for r in runs]
     empty = layout.arrow_schema().empty_table()
     while True:
         live = [i for i, c in enumerate(cursors) if c.chunk is not None]
@@ -231,5 +187,5 @@ def aligned_runs(runs: list[Iterator[pa.Table]], layout: KeyValueLayout) -> Iter
                 only.advance()
                 yield [chunk if i == live[0] else empty for i in range(len(runs))]
             return
-        bound = min(cursors[i].layout.key_tuple(cursors[i].chunk, cursors[i].chunk.num_rows - 1) for i in live)
+        bound = min(cursors[i].last_key() for i in live)
         yield [cursors[i].take_upto(bound) if i in live else empty for i in range(len(runs))]

@@ -53,7 +53,7 @@ def in_key_order(file_chunks: Iterator[pa.Table], engine: MergeEngine) -> Iterat
 
 # ------------------------------------------------------------------------------- k-way merge
 
-class _RunCursor:
+class RunCursor:
     """The current chunk of one sorted run, and where it stands."""
 
     def __init__(self, chunks: Iterator[pa.Table], layout: KeyValueLayout) -> None:
@@ -109,7 +109,7 @@ def merge_sorted_runs(runs: list[Iterator[pa.Table]], engine: MergeEngine, drop_
     Memory holds one chunk per run.
     """
     layout = engine.layout
-    cursors = [c for c in (_RunCursor(r, layout) for r in runs) if c.chunk is not None]
+    cursors = [c for c in (RunCursor(r, layout) for r in runs) if c.chunk is not None]
     while cursors:
         if len(cursors) == 1:
             # one run left: its rows need no merging with anything else
