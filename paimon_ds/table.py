@@ -20,6 +20,7 @@ from .branch import (
 )
 from .expressions import Expr
 from .fs import FileIO
+from .operation.after_commit import maintain
 from .operation.batch_write import check_input_schema, conform_batch, input_batches, partition_constants, write_batches
 from .operation.commit import TableCommit
 from .operation.compact import compact_in_process
@@ -230,7 +231,9 @@ class Table:
     def new_commit(self, commit_user: str | None = None) -> TableCommit:
         # a commit that leaves level-0 files its writers compact (first-row, deletion vectors, the lookup and
         # full-compaction changelog producers) compacts them up here
-        return TableCommit(self, commit_user, lambda buckets, full: compact_in_process(self, buckets, full))
+        # and after each commit the table's maintenance runs (expiry, partition expiration, automatic tags)
+        return TableCommit(self, commit_user, lambda buckets, full: compact_in_process(self, buckets, full),
+                           lambda snapshot: maintain(self, snapshot))
 
     def new_scan(self, predicate=None, parallelism: int | None = None) -> TableScan:
         return TableScan(self, predicate, parallelism=parallelism)

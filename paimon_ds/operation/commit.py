@@ -41,6 +41,11 @@ if TYPE_CHECKING:
 # (operation.compact's compaction, which commits through this module: the facade hands it in)
 BucketCompactor = Callable[[set[tuple[bytes, int]], bool], Snapshot | None]
 
+# the table's maintenance after a commit that landed a snapshot (operation.after_commit: consumer and snapshot
+# expiry, partition expiration, automatic tags, in the order of Paimon's TableCommitImpl.expire); the facade hands
+# it in, as it does the compaction
+AfterCommit = Callable[[Snapshot], None]
+
 
 def commits_due_full_compaction(table: Table) -> bool:
     """Whether the table's latest commit is one after which its buckets compact fully (every
@@ -54,9 +59,10 @@ def commits_due_full_compaction(table: Table) -> bool:
 
 class TableCommit:
     def __init__(self, table: Table, commit_user: str | None = None,
-                 compact_buckets: BucketCompactor | None = None) -> None:
+                 compact_buckets: BucketCompactor | None = None, after_commit: AfterCommit | None = None) -> None:
         self.table = table
         self.compact_buckets = compact_buckets
+        self.after_commit = after_commit
         self.io = table.io
         prefix = table.options.get("commit.user-prefix")
         self.commit_user = commit_user or ((prefix + "_") if prefix else "") + str(uuid.uuid4())
@@ -104,7 +110,14 @@ class TableCommit:
             # deletion vectors it changed: they belong to the files it wrote, and the changelog it wrote)
             snapshot = self._commit(compact_adds, "COMPACT", identifier, overwrite=None, fixed_deletes=compact_deletes,
                                     changelog=compact_changelog, dv_changes=deletion_vector_changes(messages))
-        return self._lift_level0(messages) or snapshot
+        return self._maintained(self._lift_level0(messages) or snapshot)
+
+    def _maintained(self, snapshot: Snapshot | None) -> Snapshot | None:
+        """Run the table's maintenance after a commit that landed ``snapshot``. Like Paimon's committer it never
+        fails or undoes the commit: the maintenance logs its failures and the next commit tries again."""
+        if snapshot is not None and self.after_commit is not None:
+            self.after_commit(snapshot)
+        return snapshot
 
     def _lift_level0(self, messages: Sequence[CommitMessage]) -> Snapshot | None:
         """Compact the level-0 files the writers left, where Paimon's writers would have compacted them in the
@@ -148,7 +161,8 @@ class TableCommit:
         snapshot = self._commit(adds, "OVERWRITE", identifier,
                                 overwrite=partitions if partitions is not None else "all",
                                 added_hashes=hashes_added(messages))
-        return self._lift_level0(messages) or snapshot  # readers that skip level 0 see the new rows
+        # readers that skip level 0 see the new rows
+        return self._maintained(self._lift_level0(messages) or snapshot)
 
     def replace_files(self, messages: Sequence[CommitMessage], file_names: Sequence[str],
                       identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:
@@ -170,13 +184,14 @@ class TableCommit:
                    for e in (live[n] for n in file_names)]
         dv_changes = drop_vectors_of(self.table, latest, deletes)  # the removed files' deletion vectors go too
         try:
-            return self._commit(adds, "OVERWRITE", identifier, overwrite=None, fixed_deletes=deletes,
-                                dv_changes=dv_changes)
+            snapshot = self._commit(adds, "OVERWRITE", identifier, overwrite=None, fixed_deletes=deletes,
+                                    dv_changes=dv_changes)
         except BaseException:
             for e in dv_changes:
                 if e.kind == FileKind.ADD:
                     self.io.delete_quietly(index_file_path(self.table, e.partition, e.bucket, e.index_file))
             raise
+        return self._maintained(snapshot)
 
     def commit_deletion_vectors(self, messages: Sequence[CommitMessage], file_names: Sequence[str],
                                 identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot:
@@ -189,7 +204,8 @@ class TableCommit:
         if missing:
             raise CommitConflict(f"files {missing[:3]} were removed by another commit since the statement read "
                                  "the table; nothing was changed (run the statement again)")
-        return self._commit([], "COMPACT", identifier, overwrite=None, dv_changes=deletion_vector_changes(messages))
+        return self._maintained(self._commit([], "COMPACT", identifier, overwrite=None,
+                                             dv_changes=deletion_vector_changes(messages)))
 
     def commit_or_abort(self, messages: Sequence[CommitMessage],
                         identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:
