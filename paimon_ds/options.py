@@ -477,6 +477,12 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("snapshot.num-retained.max", 2**31 - 1, _positive_int, "Expiry keeps at most this many snapshots."),
     Option("snapshot.time-retained", 3_600_000, parse_duration_ms,
            "Expiry removes snapshots older than this, beyond snapshot.num-retained.min.", shown_default="1 h"),
+    Option("paimon_ds.background-compaction", True, parse_bool,
+           "Streaming writes (writeStream, foreach_batch_writer): compact the buckets a batch wrote on a background "
+           "thread of the committing process while the next batches run, waiting only where a bucket would exceed "
+           "`num-sorted-run.stop-trigger` (as Paimon's MergeTreeCompactManager); false: compact after each batch's "
+           "commit, inside the batch. Compactions whose result the commit needs (lookup, full) always run inline.",
+           table=False),
     Option("paimon_ds.row-kind-column", None, str, "Reads: add a leading string column of this name with each "
            "row's kind (+I, -U, +U, -D), as Paimon's `$audit_log` table.", table=False),
     Option("row-tracking.enabled", False, parse_bool, "Append tables with bucket=-1 (Paimon 1.x): every row gets a "

@@ -22,7 +22,7 @@ from .expressions import Expr
 from .fs import FileIO
 from .operation.after_commit import maintain
 from .operation.batch_write import check_input_schema, conform_batch, input_batches, partition_constants, write_batches
-from .operation.commit import TableCommit
+from .operation.commit import BucketCompactor, TableCommit
 from .operation.compact import compact_in_process
 from .operation.fallback import load_fallback
 from .operation.read import TableRead
@@ -228,12 +228,17 @@ class Table:
         """A TableWrite (kwargs: restore, task, clustered; see operation.write.TableWrite)."""
         return TableWrite(self, commit_user, job_prefix, **kwargs)
 
-    def new_commit(self, commit_user: str | None = None) -> TableCommit:
-        # a commit that leaves level-0 files its writers compact (first-row, deletion vectors, the lookup and
-        # full-compaction changelog producers) compacts them up here
-        # and after each commit the table's maintenance runs (expiry, partition expiration, automatic tags)
-        return TableCommit(self, commit_user, lambda buckets, full: compact_in_process(self, buckets, full),
-                           lambda snapshot: maintain(self, snapshot))
+    def new_commit(self, commit_user: str | None = None, compact_buckets: BucketCompactor | None = None,
+                   streaming: bool = False) -> TableCommit:
+        """A commit that compacts the buckets its writers did not (in this process, or with ``compact_buckets``,
+        a stream's own compaction) and runs the table's maintenance after each commit (expiry, partition
+        expiration, automatic tags). ``streaming``: a stream's commit, which also compacts unaware-bucket
+        append tables, as Paimon's Flink sink does."""
+        if compact_buckets is None:
+            def compact_buckets(buckets: set[tuple[bytes, int]], full: bool) -> Snapshot | None:
+                return compact_in_process(self, buckets, full)
+        return TableCommit(self, commit_user, compact_buckets, lambda snapshot: maintain(self, snapshot),
+                           streaming=streaming)
 
     def new_scan(self, predicate=None, parallelism: int | None = None) -> TableScan:
         return TableScan(self, predicate, parallelism=parallelism)

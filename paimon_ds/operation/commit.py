@@ -26,7 +26,7 @@ from ..manifest.files import ManifestFile, ManifestList
 from ..manifest.meta import FileKind, ManifestEntry, ManifestFileMeta, live_entries
 from ..mergetree.changelog import lookup_compaction
 from ..mergetree.compact import full_compaction_due, full_compaction_interval
-from ..row_tracking import assign_row_tracking, row_tracking_enabled
+from ..row_tracking import assign_row_tracking, data_evolution_enabled, row_tracking_enabled
 from ..snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from .index_commit import IndexCommit, deletion_vector_changes, hashes_added
 from .messages import CommitConflict, CommitMessage, OverwriteScope, overwritten
@@ -59,8 +59,10 @@ def commits_due_full_compaction(table: Table) -> bool:
 
 class TableCommit:
     def __init__(self, table: Table, commit_user: str | None = None,
-                 compact_buckets: BucketCompactor | None = None, after_commit: AfterCommit | None = None) -> None:
+                 compact_buckets: BucketCompactor | None = None, after_commit: AfterCommit | None = None,
+                 streaming: bool = False) -> None:
         self.table = table
+        self.streaming = streaming
         self.compact_buckets = compact_buckets
         self.after_commit = after_commit
         self.io = table.io
@@ -110,7 +112,7 @@ class TableCommit:
             # deletion vectors it changed: they belong to the files it wrote, and the changelog it wrote)
             snapshot = self._commit(compact_adds, "COMPACT", identifier, overwrite=None, fixed_deletes=compact_deletes,
                                     changelog=compact_changelog, dv_changes=deletion_vector_changes(messages))
-        return self._maintained(self._lift_level0(messages) or snapshot)
+        return self._maintained(self._compact_written(messages) or snapshot)
 
     def _maintained(self, snapshot: Snapshot | None) -> Snapshot | None:
         """Run the table's maintenance after a commit that landed ``snapshot``. Like Paimon's committer it never
@@ -119,28 +121,43 @@ class TableCommit:
             self.after_commit(snapshot)
         return snapshot
 
-    def _lift_level0(self, messages: Sequence[CommitMessage]) -> Snapshot | None:
-        """Compact the level-0 files the writers left, where Paimon's writers would have compacted them in the
-        same commit: tables that compact with lookup (first-row and deletion-vector tables, whose readers skip
-        level 0; the lookup changelog producer, whose changelog comes from lifting level 0: Paimon's
-        ForceUpLevel0Compaction), and tables whose commit is due a full compaction (the full-compaction
-        producer: GlobalFullCompactionSinkWrite). Writers that did not (several tasks per bucket, or a plain
-        core write) leave it to the committer, the one owner at this point."""
+    def _compact_written(self, messages: Sequence[CommitMessage]) -> Snapshot | None:
+        """The compaction Paimon's writers do in every commit, for the buckets this commit wrote that its writers
+        did not compact. Paimon's writer owns its bucket and compacts it before the commit whenever universal
+        compaction picks (`num-sorted-run.compaction-trigger`, size amplification and ratio) and never lets it
+        stay above `num-sorted-run.stop-trigger`; a fixed-bucket append writer compacts its small files. Here
+        tasks of a Spark write may share a bucket and a core write owns them all, so the committer, the one
+        owner at this point, compacts them after the data commit: an APPEND then a COMPACT snapshot, as
+        Paimon's writers leave. Writers that owned their buckets (the clustered write) compacted already; the
+        committer compacts those buckets again only to lift the level-0 files Paimon's writers would lift in
+        every commit (first-row and deletion-vector tables, the lookup changelog producer: Paimon's
+        ForceUpLevel0Compaction) and when the commit is due a full compaction (`full-compaction.delta-commits`,
+        the full-compaction producer)."""
         opts = self.table.options
-        if not self.table.schema.primary_keys or opts.get("write-only"):
+        if opts.get("write-only") or data_evolution_enabled(opts):
             return None
-        lift = lookup_compaction(opts, opts.get("merge-engine") == "first-row")
-        full = opts.get("changelog-producer") == "full-compaction" and commits_due_full_compaction(self.table)
-        if not lift and not full:
+        primary_key = bool(self.table.schema.primary_keys)
+        if not primary_key and self.table.bucket <= 0 and not self.streaming:
+            # Paimon's unaware-bucket append writers do not compact: a batch job leaves it to a dedicated
+            # compaction, a Flink sink to its compaction coordinator (the stream's committer here)
             return None
-        lifted = {(f.file_name) for m in messages for f in m.compact_before}
-        buckets = {(m.partition, m.bucket) for m in messages
-                   if any(f.level == 0 and f.file_name not in lifted for f in m.new_files)}
+        lift = primary_key and lookup_compaction(opts, opts.get("merge-engine") == "first-row")
+        full = primary_key and commits_due_full_compaction(self.table)
+        lifted = {f.file_name for m in messages for f in m.compact_before}
+        compacted = {(m.partition, m.bucket) for m in messages if m.compact_before or m.compact_after}
+        buckets = set()
+        for m in messages:
+            if m.bucket == POSTPONE_BUCKET or not m.new_files:
+                continue
+            key = (m.partition, m.bucket)
+            if key not in compacted or ((lift or full) and any(
+                    f.level == 0 and f.file_name not in lifted for f in m.new_files)):
+                buckets.add(key)
         if not buckets:
             return None
         if self.compact_buckets is None:
-            raise ValueError(f"a commit to {self.table.path} left level-0 files its writers compact, and this "
-                             "TableCommit has no compaction to lift them: build it with table.new_commit()")
+            raise ValueError(f"a commit to {self.table.path} wrote buckets its writers did not compact, and this "
+                             "TableCommit has no compaction: build it with table.new_commit()")
         return self.compact_buckets(buckets, full)
 
     def overwrite(self, messages: Sequence[CommitMessage],
@@ -162,7 +179,7 @@ class TableCommit:
                                 overwrite=partitions if partitions is not None else "all",
                                 added_hashes=hashes_added(messages))
         # readers that skip level 0 see the new rows
-        return self._maintained(self._lift_level0(messages) or snapshot)
+        return self._maintained(self._compact_written(messages) or snapshot)
 
     def replace_files(self, messages: Sequence[CommitMessage], file_names: Sequence[str],
                       identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:

@@ -39,6 +39,10 @@ if TYPE_CHECKING:
     from ..table import Table
 
 
+class CompactionCancelled(Exception):
+    """A compaction stopped between buckets (its writer aborted); the files it wrote are deleted."""
+
+
 @dataclass
 class BucketTask:
     partition: bytes
@@ -208,12 +212,14 @@ def run_task(table: Table, task: BucketTask | PostponeTask, full: bool) -> list[
 def compact_in_process(table: Table, buckets: set[tuple[bytes, int]] | None, full: bool = False,
                        commit_user: str | None = None, identifier: int | None = None,
                        progress: Callable[[int, int], None] | None = None,
-                       partitions: Callable[[bytes], bool] | None = None):
+                       partitions: Callable[[bytes], bool] | None = None,
+                       cancelled: Callable[[], bool] | None = None):
     """Compact the given buckets (None: all) here, no Spark tasks, and commit a COMPACT snapshot; None if nothing to do.
 
-    Used after a non-clustered write to a table whose writers compact level 0 up in every commit (first-row,
-    deletion vectors, the lookup changelog producer) or fully (the full-compaction producer): the driver is
-    then the one owner of those buckets' compaction.
+    Used after a write whose writers did not compact the buckets it wrote (TableCommit's compaction: the
+    committer is then the one owner of those buckets), by a stream's background compaction, and by the
+    compact procedure without Spark. ``cancelled``: checked between buckets; the compaction stops, deleting
+    what it wrote (CompactionCancelled).
     """
     fresh = table.reload()
     tasks = plan_compaction(fresh, full, only=buckets, partitions=partitions)
@@ -223,6 +229,8 @@ def compact_in_process(table: Table, buckets: set[tuple[bytes, int]] | None, ful
     messages: list[CommitMessage] = []
     try:
         for done, t in enumerate(tasks, 1):
+            if cancelled is not None and cancelled():
+                raise CompactionCancelled(f"the compaction of {table.path} was cancelled; nothing was committed")
             messages += run_task(fresh, t, full)
             if progress is not None:
                 progress(done, len(tasks))

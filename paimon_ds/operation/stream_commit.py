@@ -6,26 +6,37 @@ replays after a failure is recognised (filterCommitted: some snapshot of this us
 an identifier at or above it) and its files are deleted instead of being committed a second time.
 
 Writers of a stream do not own their buckets (the engine does not cluster the input), so the
-committer keeps the sorted runs bounded: after committing a batch it runs universal compaction on
-the buckets the batch wrote, as a COMPACT snapshot of its own commit user (``<user>-compact``), so
-that each (commitUser, commitIdentifier) pair names exactly one snapshot. A driver that dies between
-the two commits leaves that compaction undone; the next process to commit for the query finds the
-backlog and compacts it before adding its own files (Paimon's writers stall at
-``num-sorted-run.stop-trigger`` for the same reason: the runs a reader merges stay bounded).
+committer keeps the sorted runs bounded: after committing a batch it compacts the buckets the batch
+wrote (TableCommit's compaction), as a COMPACT snapshot of its own commit user (``<user>-compact``),
+so that each (commitUser, commitIdentifier) pair names exactly one snapshot.
+
+That compaction runs beside the stream, as Paimon's MergeTreeCompactManager runs it beside its
+writer: on one background thread per (table, query) of the committing process, while the next
+batches are written and committed. A batch waits for it only when one of its buckets would otherwise
+hold more than ``num-sorted-run.stop-trigger`` sorted runs (Paimon's writer stalls there too), and
+compactions whose result the commit needs (the lookup changelog producer, first-row and deletion-vector
+tables lifting level 0, a due full compaction) run inline, as Paimon's writers wait for them
+(``lookup-wait``, the full-compaction sink). Spark runs every commit of a query in one reused Python
+worker of the driver, where the thread lives (measured: one process for a 60-batch query; a thread
+started in one commit runs on after it returns). An abort cancels it between buckets, deleting what
+it wrote. A driver that dies while it runs leaves that compaction undone; the next process to commit
+for the query finds the backlog and compacts it before adding its own files.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections import Counter
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from ..mergetree.changelog import lookup_compaction
 from ..mergetree.compact import CompactionOptions, sorted_runs
 from ..row_tracking import data_evolution_enabled
 from ..snapshot import Snapshot, SnapshotNotFound
-from .commit import commits_due_full_compaction
-from .compact import compact_in_process
+from .compact import CompactionCancelled, compact_in_process
 from .messages import CommitConflict, CommitMessage
 from .scan import TableScan
 
@@ -37,6 +48,46 @@ log = logging.getLogger(__name__)
 # (table path, commit user) pairs this process has checked for a compaction backlog: the first commit of a
 # query in a process (after a restart) checks, and so does the one after a compaction that lost a race.
 _backlog_checked: set[tuple[str, str]] = set()
+
+
+class BackgroundCompaction:
+    """The compaction thread of one (table, query) in this process: one compaction at a time, in submission
+    order, so no two compactions of one bucket ever run at once here."""
+
+    def __init__(self, name: str) -> None:
+        self.executor = ThreadPoolExecutor(1, thread_name_prefix=f"paimon_ds-compaction-{name}")
+        self.pending: Future | None = None
+        self.cancel_event = threading.Event()
+
+    def busy(self) -> bool:
+        return self.pending is not None and not self.pending.done()
+
+    def submit(self, compaction) -> None:
+        self.cancel_event.clear()
+        self.pending = self.executor.submit(compaction)
+
+    def wait(self) -> None:
+        """Until the submitted compactions ended (their failures are logged where they run)."""
+        if self.pending is not None:
+            self.pending.exception()
+
+    def cancel(self) -> None:
+        """Stop the running compaction between buckets (it deletes what it wrote) and wait for it."""
+        self.cancel_event.set()
+        self.wait()
+
+
+# (table path, commit user) -> its background compaction in this process
+_background: dict[tuple[str, str], BackgroundCompaction] = {}
+_background_lock = threading.Lock()
+
+
+def background_compaction(table_path: str, commit_user: str) -> BackgroundCompaction:
+    with _background_lock:
+        key = (table_path, commit_user)
+        if key not in _background:
+            _background[key] = BackgroundCompaction(commit_user[:16])
+        return _background[key]
 
 
 def latest_committed_identifier(table: Table, commit_user: str) -> int | None:
@@ -56,9 +107,15 @@ def latest_committed_identifier(table: Table, commit_user: str) -> int | None:
 
 
 class StreamCommit:
-    def __init__(self, table: Table, commit_user: str) -> None:
+    """``background``: compact beside the stream, or inline after each batch's commit (default: the
+    `paimon_ds.background-compaction` option, true)."""
+
+    def __init__(self, table: Table, commit_user: str, background: bool | None = None) -> None:
         self.table = table
         self.commit_user = commit_user
+        if background is None:
+            background = table.options.get("paimon_ds.background-compaction")
+        self.background = background_compaction(table.path, commit_user) if background else None
 
     def is_committed(self, identifier: int) -> bool:
         last = latest_committed_identifier(self.table, self.commit_user)
@@ -67,28 +124,62 @@ class StreamCommit:
     def commit(self, messages: Sequence[CommitMessage], identifier: int, overwrite: bool = False,
                base_snapshot_id: int | None = None) -> Snapshot | None:
         """Commit one micro-batch once. Returns its snapshot, or None (replayed or empty batch)."""
-        commit = self.table.new_commit(self.commit_user)
+        commit = self.table.new_commit(
+            self.commit_user, lambda buckets, full: self._compact(buckets, full, identifier), streaming=True)
         if self.is_committed(identifier):
             log.info("batch %s of %s is already committed by %s: dropping the replay's files",
                      identifier, self.table.path, self.commit_user)
             commit.abort(messages)
             return None
         if overwrite:  # complete output mode: the batch is the whole result
-            snapshot = commit.overwrite(messages, identifier=identifier)
-        else:
-            self.compact_backlog(messages)
-            snapshot = commit.commit(messages, identifier, base_snapshot_id=base_snapshot_id)
-        if snapshot is not None:
-            self.compact(messages, identifier)
-        return snapshot
+            return commit.overwrite(messages, identifier=identifier)
+        self._back_pressure(messages)
+        self.compact_backlog(messages)
+        return commit.commit(messages, identifier, base_snapshot_id=base_snapshot_id)
+
+    def cancel(self) -> None:
+        """Cancel this query's background compaction (the stream aborted a batch)."""
+        if self.background is not None:
+            self.background.cancel()
+
+    def _compact(self, buckets: set[tuple[bytes, int]], full: bool, identifier: int) -> Snapshot | None:
+        """The compaction TableCommit asks for after a batch: in the background, unless the commit needs its
+        result (a full compaction, level 0 lifted for lookup readers or the lookup changelog)."""
+        opts = self.table.options
+        inline = full or (bool(self.table.schema.primary_keys)
+                          and lookup_compaction(opts, opts.get("merge-engine") == "first-row"))
+        if self.background is None or inline:
+            if self.background is not None:
+                self.background.wait()  # one compaction of a bucket at a time
+            return self._compact_buckets(buckets, identifier, full)
+        self.background.submit(lambda: self._compact_buckets(buckets, identifier, full, in_background=True))
+        return None
+
+    def _back_pressure(self, messages: Sequence[CommitMessage]) -> None:
+        """Wait for the background compaction when a bucket the batch writes would otherwise go above
+        ``num-sorted-run.stop-trigger`` sorted runs (Paimon's writer waits at the same point)."""
+        if self.background is None or not self.background.busy():
+            return
+        if self._over_stop_trigger(messages):
+            log.info("%s: a bucket reached num-sorted-run.stop-trigger; waiting for its compaction", self.table.path)
+            self.background.wait()
+
+    def _over_stop_trigger(self, messages: Sequence[CommitMessage]) -> set[tuple[bytes, int]]:
+        """The buckets whose committed sorted runs plus the batch's new level-0 files exceed the stop trigger."""
+        new_runs = Counter((m.partition, m.bucket) for m in messages for f in m.new_files if f.level == 0)
+        if not new_runs or not self.table.schema.primary_keys:
+            return set()
+        stop = CompactionOptions.from_options(self.table.options).stop_trigger
+        committed: dict[tuple[bytes, int], list] = {}
+        for e in TableScan(self.table).read_entries(self.table.latest_snapshot()):
+            if (e.partition, e.bucket) in new_runs:
+                committed.setdefault((e.partition, e.bucket), []).append(e.file)
+        return {b for b, files in committed.items() if len(sorted_runs(files)) + new_runs[b] > stop}
 
     def _compacts(self) -> bool:
-        """Whether this committer compacts after a batch (not write-only; first-row compacts in commit())."""
+        """Whether this table's writers compact at all (not write-only, not data evolution)."""
         opts = self.table.options
-        if data_evolution_enabled(opts):
-            return False  # paimon_ds does not compact data-evolution tables (see compact.plan_compaction)
-        return not opts.get("write-only") and not (
-            self.table.schema.primary_keys and opts.get("merge-engine") == "first-row")
+        return not opts.get("write-only") and not data_evolution_enabled(opts)
 
     def compact_backlog(self, messages: Sequence[CommitMessage]) -> Snapshot | None:
         """Before the first commit of this query in this process: compact the buckets that the batch's new
@@ -102,17 +193,10 @@ class StreamCommit:
         _backlog_checked.add(key)
         if not self.table.schema.primary_keys or not self._compacts():
             return None
-        new_runs = Counter((m.partition, m.bucket) for m in messages for f in m.new_files if f.level == 0)
-        if not new_runs:
-            return None
-        stop = CompactionOptions.from_options(self.table.options).stop_trigger
-        committed: dict[tuple[bytes, int], list] = {}
-        for e in TableScan(self.table).read_entries(self.table.latest_snapshot()):
-            if (e.partition, e.bucket) in new_runs:
-                committed.setdefault((e.partition, e.bucket), []).append(e.file)
-        over = {b for b, files in committed.items() if len(sorted_runs(files)) + new_runs[b] > stop}
+        over = self._over_stop_trigger(messages)
         if not over:
             return None
+        stop = CompactionOptions.from_options(self.table.options).stop_trigger
         owed = latest_committed_identifier(self.table, self.commit_user)
         compact_user = f"{self.commit_user}-compact"
         if owed is None or latest_committed_identifier(self.table, compact_user) == owed:
@@ -124,29 +208,26 @@ class StreamCommit:
                  self.table.path, owed, len(over))
         return self._compact_buckets(over, owed)
 
-    def compact(self, messages: Sequence[CommitMessage], identifier: int) -> Snapshot | None:
-        """Compaction of the buckets this batch wrote: universal compaction of primary-key buckets,
-        small-file compaction of append buckets (none for write-only tables)."""
-        if not self._compacts():
-            return None
-        buckets = {(m.partition, m.bucket) for m in messages if m.new_files}
-        if not buckets:
-            return None
-        return self._compact_buckets(buckets, identifier, full=self._full_compaction_due())
-
-    def _compact_buckets(self, buckets: set[tuple[bytes, int]], identifier: int, full: bool = False
-                         ) -> Snapshot | None:
+    def _compact_buckets(self, buckets: set[tuple[bytes, int]], identifier: int, full: bool = False,
+                         in_background: bool = False) -> Snapshot | None:
+        cancelled = self.background.cancel_event.is_set if self.background is not None else None
         try:
-            return compact_in_process(self.table, buckets, full=full,
-                                      commit_user=f"{self.commit_user}-compact", identifier=identifier)
+            return compact_in_process(self.table, buckets, full=full, commit_user=f"{self.commit_user}-compact",
+                                      identifier=identifier, cancelled=cancelled)
         except CommitConflict as e:
             # Another compaction won: the data is committed; the next batch compacts again, and checks
             # for a backlog first.
             _backlog_checked.discard((self.table.path, self.commit_user))
             log.warning("compaction after batch %s of %s lost a race: %s", identifier, self.table.path, e)
             return None
-
-    def _full_compaction_due(self) -> bool:
-        """`full-compaction.delta-commits` (see full_compaction_interval): every N-th data commit of the table
-        compacts fully."""
-        return commits_due_full_compaction(self.table)
+        except CompactionCancelled as e:
+            _backlog_checked.discard((self.table.path, self.commit_user))
+            log.info("%s", e)
+            return None
+        except Exception:
+            # a background compaction that failed leaves the data committed and the backlog to the next batch
+            _backlog_checked.discard((self.table.path, self.commit_user))
+            if not in_background:
+                raise
+            log.exception("the compaction after batch %s of %s failed", identifier, self.table.path)
+            return None

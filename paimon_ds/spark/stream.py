@@ -111,7 +111,9 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
         self.table.new_commit().abort(commit_messages)
         if query_id is None:
             return
-        if StreamCommit(self.table, stream_commit_user(self.options, query_id)).is_committed(batchId):
+        stream_commit = StreamCommit(self.table, stream_commit_user(self.options, query_id))
+        stream_commit.cancel()  # the query's background compaction stops, deleting what it wrote
+        if stream_commit.is_committed(batchId):
             return  # files with this prefix are in the table
         delete_job_files(self.table, stream_job_prefix(query_id, str(batchId)))
 

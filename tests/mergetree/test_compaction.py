@@ -361,10 +361,11 @@ def test_fifty_clustered_commits_stay_under_the_stop_trigger_then_full_compactio
 
 
 def _table_with_l0_runs(path: str, commits: int, rng: np.random.Generator, model: Model) -> None:
-    """``commits`` non-clustered commits: every bucket gets that many level-0 runs, nothing compacted."""
+    """``commits`` write-only commits: every bucket gets that many level-0 runs, nothing compacted (the table is
+    write-only: its writers and committers leave compaction to a dedicated job)."""
     for commit in range(1, commits + 1):
         data = batch(rng, commit, 600)
-        core_write(path, data, PK_OPTIONS, clustered=False)
+        core_write(path, data, {**PK_OPTIONS, "write-only": "true"}, clustered=False)
         model.apply(data)
     assert {b: len(s) for b, s in run_shapes(path).items()} == {b: commits for b in range(4)}
 
@@ -519,14 +520,18 @@ def test_stream_restart_compacts_the_backlog_a_dead_driver_left(table_path, monk
     for _ in range(3):  # a healthy stream: every batch compacted after its data commit
         data = batch(rng, batch_id, 400)
         StreamCommit(Table.load(table_path) if batch_id else Table.for_write(table_path, SCHEMA, options),
-                     "query").commit(stream_batch(table_path, data, options), batch_id)
+                     "query", background=False).commit(stream_batch(table_path, data, options), batch_id)
         model.apply(data)
         batch_id += 1
         assert max_runs() <= 6
     new_process()
     crashed = batch_id  # the driver dies after this batch's data commit (4 tasks): its compaction never runs
     data = batch(rng, batch_id, 400)
-    Table.load(table_path).new_commit("query").commit(stream_batch(table_path, data, options, tasks=4), batch_id)
+    def died_before_compacting(buckets: set, full: bool) -> None:
+        return None
+
+    Table.load(table_path).new_commit("query", died_before_compacting).commit(
+        stream_batch(table_path, data, options, tasks=4), batch_id)
     model.apply(data)
     batch_id += 1
     backlog = max_runs()
@@ -535,7 +540,8 @@ def test_stream_restart_compacts_the_backlog_a_dead_driver_left(table_path, monk
     new_process()  # the restarted query
     for _ in range(3):
         data = batch(rng, batch_id, 400)
-        StreamCommit(Table.load(table_path), "query").commit(stream_batch(table_path, data, options), batch_id)
+        StreamCommit(Table.load(table_path), "query", background=False).commit(
+            stream_batch(table_path, data, options), batch_id)
         model.apply(data)
         batch_id += 1
     table = Table.load(table_path)

@@ -120,12 +120,13 @@ class Case:
 
 CASES = {
     # Spark, 3 tasks per commit writing the same buckets; spills; no compaction: runs pile up.
-    "deduplicate-spark": Case({**BASE, "write-buffer-size": TINY_BUFFER}, dedup, [0.5, 0.15, 0.1, 0.25], "spark",
-                              oracles_after=(3, 6)),
+    # write-only: the committer leaves the tasks' runs for the readers to merge (without it, it compacts them)
+    "deduplicate-spark": Case({**BASE, "write-buffer-size": TINY_BUFFER, "write-only": "true"}, dedup,
+                              [0.5, 0.15, 0.1, 0.25], "spark", oracles_after=(3, 6)),
     # Two core writers share every bucket in each commit (a sequence number per task and run); spills; compactions.
     "partial-update-remove-on-delete": Case(
         {**BASE, "merge-engine": "partial-update", "partial-update.remove-record-on-delete": "true",
-         "write-buffer-size": TINY_BUFFER},
+         "write-buffer-size": TINY_BUFFER, "write-only": "true"},  # runs pile up for the dedicated compactions
         partial_update, [0.5, 0.2, 0.1, 0.2], "core-2", compact={3: True, 6: True}, oracles_after=(6,),
         pypaimon_refuses="partial-update.remove-record-on-delete", no_rows_after_delete=True, expect_spill=True),
     # Clustered writes compacting inline at 2 sorted runs; retractions reach the sum.

@@ -104,12 +104,15 @@ def test_local_cluster_write_and_read(spark, tmp_path):
     assert len(out["by_executor"]) >= 2 and "driver?" not in out["by_executor"], out["by_executor"]
     assert sum(out["by_executor"].values()) == ROWS and out["block_managers"] >= 3
 
-    # one commit, made on the driver, holding every task's files
-    assert snapshot_ids(path) == [1]
-    snap = Table.load(path).latest_snapshot()
-    assert snap.commit_kind == "APPEND" and snap.total_record_count == ROWS and snap.delta_record_count == ROWS
+    # one data commit, made on the driver, holding every task's files; then the commit's compaction of the
+    # buckets the tasks shared (8 tasks put up to 8 small files into each: over compaction.min.file-num)
+    assert snapshot_ids(path) == [1, 2]
+    appended, snap = Table.load(path).snapshots()
+    assert appended.commit_kind == "APPEND" and appended.total_record_count == appended.delta_record_count == ROWS
+    assert snap.commit_kind == "COMPACT" and snap.total_record_count == ROWS
     files = live_files(path)
-    assert len({name for _, name in files}) == len(files) == len(data_files_on_disk(path))
+    on_disk = {os.path.basename(f) for f in data_files_on_disk(path)}
+    assert len({name for _, name in files}) == len(files) and {name for _, name in files} <= on_disk
     assert {rel.split("/")[0] for rel, _ in files} == {"dt=d0", "dt=d1", "dt=d2"}
     assert {rel.split("/")[1] for rel, _ in files} == {f"bucket-{b}" for b in range(BUCKETS)}
 
