@@ -235,8 +235,9 @@ class Table:
         expiration, automatic tags). ``streaming``: a stream's commit, which also compacts unaware-bucket
         append tables, as Paimon's Flink sink does."""
         if compact_buckets is None:
-            def compact_buckets(buckets: set[tuple[bytes, int]], full: bool) -> Snapshot | None:
-                return compact_in_process(self, buckets, full)
+            def compact_buckets(buckets: set[tuple[bytes, int]], full: bool, user: str, identifier: int
+                                ) -> Snapshot | None:
+                return compact_in_process(self, buckets, full, commit_user=user, identifier=identifier)
         return TableCommit(self, commit_user, compact_buckets, lambda snapshot: maintain(self, snapshot),
                            streaming=streaming)
 

@@ -37,9 +37,10 @@ if TYPE_CHECKING:
     from ..table import Table
 
 
-# compacts the given (partition, bucket)s of a table (fully, if the flag says so) and commits them
+# compacts the given (partition, bucket)s of a table (fully, if the flag says so) and commits them as the given
+# commit user and identifier, those of the data commit, as Paimon's writer compacts within the commit
 # (operation.compact's compaction, which commits through this module: the facade hands it in)
-BucketCompactor = Callable[[set[tuple[bytes, int]], bool], Snapshot | None]
+BucketCompactor = Callable[[set[tuple[bytes, int]], bool, str, int], Snapshot | None]
 
 # the table's maintenance after a commit that landed a snapshot (operation.after_commit: consumer and snapshot
 # expiry, partition expiration, automatic tags, in the order of Paimon's TableCommitImpl.expire); the facade hands
@@ -112,7 +113,7 @@ class TableCommit:
             # deletion vectors it changed: they belong to the files it wrote, and the changelog it wrote)
             snapshot = self._commit(compact_adds, "COMPACT", identifier, overwrite=None, fixed_deletes=compact_deletes,
                                     changelog=compact_changelog, dv_changes=deletion_vector_changes(messages))
-        return self._maintained(self._compact_written(messages) or snapshot)
+        return self._maintained(self._compact_written(messages, identifier) or snapshot)
 
     def _maintained(self, snapshot: Snapshot | None) -> Snapshot | None:
         """Run the table's maintenance after a commit that landed ``snapshot``. Like Paimon's committer it never
@@ -121,7 +122,7 @@ class TableCommit:
             self.after_commit(snapshot)
         return snapshot
 
-    def _compact_written(self, messages: Sequence[CommitMessage]) -> Snapshot | None:
+    def _compact_written(self, messages: Sequence[CommitMessage], identifier: int) -> Snapshot | None:
         """The compaction Paimon's writers do in every commit, for the buckets this commit wrote that its writers
         did not compact. Paimon's writer owns its bucket and compacts it before the commit whenever universal
         compaction picks (`num-sorted-run.compaction-trigger`, size amplification and ratio) and never lets it
@@ -158,7 +159,7 @@ class TableCommit:
         if self.compact_buckets is None:
             raise ValueError(f"a commit to {self.table.path} wrote buckets its writers did not compact, and this "
                              "TableCommit has no compaction: build it with table.new_commit()")
-        return self.compact_buckets(buckets, full)
+        return self.compact_buckets(buckets, full, self.commit_user, identifier)
 
     def overwrite(self, messages: Sequence[CommitMessage],
                   partitions: set[bytes] | Callable[[bytes], bool] | None = None,
@@ -179,7 +180,7 @@ class TableCommit:
                                 overwrite=partitions if partitions is not None else "all",
                                 added_hashes=hashes_added(messages))
         # readers that skip level 0 see the new rows
-        return self._maintained(self._compact_written(messages) or snapshot)
+        return self._maintained(self._compact_written(messages, identifier) or snapshot)
 
     def replace_files(self, messages: Sequence[CommitMessage], file_names: Sequence[str],
                       identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:

@@ -125,7 +125,9 @@ class StreamCommit:
                base_snapshot_id: int | None = None) -> Snapshot | None:
         """Commit one micro-batch once. Returns its snapshot, or None (replayed or empty batch)."""
         commit = self.table.new_commit(
-            self.commit_user, lambda buckets, full: self._compact(buckets, full, identifier), streaming=True)
+            # its compaction commits as `<user>-compact` (see the module docstring), with the batch's identifier
+            self.commit_user, lambda buckets, full, _user, _identifier: self._compact(buckets, full, identifier),
+            streaming=True)
         if self.is_committed(identifier):
             log.info("batch %s of %s is already committed by %s: dropping the replay's files",
                      identifier, self.table.path, self.commit_user)

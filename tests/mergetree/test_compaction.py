@@ -527,7 +527,7 @@ def test_stream_restart_compacts_the_backlog_a_dead_driver_left(table_path, monk
     new_process()
     crashed = batch_id  # the driver dies after this batch's data commit (4 tasks): its compaction never runs
     data = batch(rng, batch_id, 400)
-    def died_before_compacting(buckets: set, full: bool) -> None:
+    def died_before_compacting(buckets: set, full: bool, user: str, identifier: int) -> None:
         return None
 
     Table.load(table_path).new_commit("query", died_before_compacting).commit(

@@ -104,6 +104,12 @@ def test_core_writes_compact_as_javas_writers(entry, tmp_path, java_oracle):
             expected_at.setdefault(s.id, model.sorted())
     assert "COMPACT" in kinds(ours)
     assert kinds(ours) == kinds(java)
+    # as Java's writer, the compaction is part of the commit: its snapshot has the data commit's user and identifier
+    for path in (ours, java):
+        snaps = Table.load(path).snapshots()
+        for before, s in zip(snaps, snaps[1:]):
+            if s.commit_kind == "COMPACT":
+                assert (s.commit_user, s.commit_identifier) == (before.commit_user, before.commit_identifier), path
     assert java_snapshot_rows(java_oracle, ours, ["id", "v", "s"]) == expected_at
     assert table_rows(Table.load(ours).to_arrow()) == model.sorted()
 
@@ -145,3 +151,52 @@ def test_fixed_bucket_append_tables_compact_small_files(tmp_path):
     assert len(fixed_files) == 2
     assert kinds(unaware) == ["APPEND"] * 6
     assert Table.load(fixed).to_arrow().num_rows == 600
+
+
+JAVA_COMPACT = """
+P = jvm.org.apache.paimon
+io = P.disk.IOManager.create(TMP)
+wb = jvm.InvocationUtil.getBatchWriteBuilder(table._j_table)
+w = wb.newWrite().withIOManager(io)
+c = wb.newCommit()
+w.compact(P.data.BinaryRow.EMPTY_ROW, 0, FULL)
+c.commit(w.prepareCommit())
+w.close()
+c.close()
+"""
+
+
+def test_java_and_paimon_ds_alternate_writes_and_compactions(tmp_path, java_oracle):
+    """One table written by turns by Java Paimon 0.9 (its writer compacts before its commit) and paimon_ds (the
+    commit compacts), with dedicated compactions of both between them: nothing is lost, no bucket is ever above
+    the stop trigger, and both read every snapshot equal to the model."""
+    path = str(tmp_path / "warehouse" / "db.db" / "t")
+    model = Model()
+    expected_at: dict[int, list[tuple]] = {}
+
+    def record() -> None:
+        table = Table.load(path)
+        assert max_runs(table) <= DEFAULTS.stop_trigger
+        for s in table.snapshots():
+            expected_at.setdefault(s.id, model.sorted())
+
+    for i in range(12):
+        data = overlapping_batch(i, 2000)
+        if i % 2:
+            Table.load(path).append(data)
+        else:
+            java_oracle.write(path, data, primary_key="id", bucket=1)
+        model.apply(data)
+        record()
+        if i == 5:
+            script = f"TMP = {str(tmp_path / 'io')!r}\nFULL = True\n" + JAVA_COMPACT
+            java_oracle.exec(path, script)
+            record()
+        if i == 8:
+            assert compact_in_process(Table.load(path), None, full=True) is not None
+            record()
+    kinds_seen = [s.commit_kind for s in Table.load(path).snapshots()]
+    assert kinds_seen.count("APPEND") == 12 and kinds_seen.count("COMPACT") >= 3
+    assert java_snapshot_rows(java_oracle, path, ["id", "v", "s"]) == expected_at
+    for sid, rows in expected_at.items():
+        assert table_rows(Table.load(path).scan(snapshot_id=sid).to_arrow()) == rows, f"snapshot {sid}"
