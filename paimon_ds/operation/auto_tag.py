@@ -16,10 +16,12 @@ Tags get the table's `tag.default-time-retained`. Deleting a tag whose snapshot 
 only; otherwise the files only it used go too (maintenance.delete_tag). `write-only` tables skip all of this, as
 Paimon's committer does.
 
-Paimon derives TagAutoCreation's progress from the tags when its committer is created, and a Java batch write
-creates one per commit; paimon_ds derives it the same way, and keeps it in the process while the table's automatic
-tags stay the same, so a long stream does not walk its snapshots again at each commit (the walk from a given state
-is deterministic: resuming gives what deriving again would).
+Paimon derives TagAutoCreation's progress from the tags when its committer is created (a Java batch write creates
+one per commit) and keeps it while the committer lives (a Flink job's). paimon_ds derives it the same way and keeps
+it in the process while the table's automatic tags (names and snapshots) stay the same, so a long stream does not
+walk its snapshots again at each commit: the walk is deterministic, so resuming gives what deriving again would
+(short of a period whose tag existed already and whose snapshots expired since, where a new Java committer would
+look again from the earliest snapshot).
 """
 
 from __future__ import annotations
