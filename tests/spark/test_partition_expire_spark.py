@@ -31,8 +31,8 @@ def test_spark_writes_expire_partitions_and_tag(spark, tmp_path):
         ("APPEND", 3), ("OVERWRITE", -2)]
     assert batch_tag(path) == {"last-write": 2}
 
-    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW maintained_t USING paimon OPTIONS (path '{path}')")
-    spark.sql("INSERT INTO maintained_t VALUES (4, '2020-06-01'), (5, '2099-01-02')")
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW partition_expire_t USING paimon OPTIONS (path '{path}')")
+    spark.sql("INSERT INTO partition_expire_t VALUES (4, '2020-06-01'), (5, '2099-01-02')")
     assert partitions(path) == ["dt=2099-01-01", "dt=2099-01-02"]
     assert [s.commit_kind for s in Table.load(path).snapshots()] == ["APPEND", "OVERWRITE", "APPEND", "OVERWRITE"]
     assert batch_tag(path) == {"last-write": 4}
