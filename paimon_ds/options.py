@@ -24,6 +24,7 @@ from importlib import resources
 from typing import Any
 
 from .errors import EXIT_BAD_INPUT, PaimonDsError
+from .javatime import check_pattern, check_zone
 from .storage import (
     CONDITIONAL_WRITES,
     DEPRECATED_CONDITIONAL_WRITES,
@@ -179,6 +180,13 @@ def _positive_int(text: str) -> int:
     v = parse_int(text)
     if v <= 0:
         raise ValueError(f"must be positive, got {v}")
+    return v
+
+
+def _non_negative_int(text: str) -> int:
+    v = parse_int(text)
+    if v < 0:
+        raise ValueError(f"must be 0 or more, got {v}")
     return v
 
 
@@ -483,6 +491,60 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "`num-sorted-run.stop-trigger` (as Paimon's MergeTreeCompactManager); false: compact after each batch's "
            "commit, inside the batch. Compactions whose result the commit needs (lookup, full) always run inline.",
            table=False),
+    Option("partition.expiration-time", None, parse_duration_ms,
+           "Partitioned tables: after a commit, drop (in an OVERWRITE snapshot of the committing user and "
+           "identifier) every partition older than this: its time read from its values (values-time) or its last "
+           "file's creation (update-time)."),
+    Option("partition.expiration-check-interval", 3_600_000, parse_duration_ms,
+           "Partition expiration looks for expired partitions at most this often per table and process (0: after "
+           "every commit); the first commit of a process to a table looks.", shown_default="1 h"),
+    Option("partition.expiration-strategy", "values-time", enum_parser("values-time", "update-time"),
+           "values-time: a partition's time is read from its values (`partition.timestamp-pattern` / "
+           "`-formatter`; values that do not parse never expire); update-time: the creation time of its newest "
+           "file."),
+    Option("partition.expiration-max-num", None, _non_negative_int,
+           "At most this many partitions expire per check, the first by their values (Paimon 1.x; its default "
+           "is 100; unset: no limit, as Paimon 0.9)."),
+    Option("partition.expiration-batch-size", None, parse_int,
+           "Expired partitions are dropped in commits of at most this many partitions each (Paimon 1.x; unset: "
+           "one commit)."),
+    Option("partition.timestamp-formatter", None, check_pattern,
+           "The java.time pattern (`yyyyMMdd`, `yyyy-MM-dd HH`...; letters y, u, M, d, H, m, s, S) a partition's "
+           "time is parsed with (unset: `yyyy-MM-dd HH:mm:ss` or `yyyy-MM-dd`, leniently)."),
+    Option("partition.timestamp-pattern", None, str,
+           "How a partition's time text is made from its values: `$dt $hour:00:00` (unset: the first partition "
+           "column's value)."),
+    Option("end-input.check-partition-expire", False, parse_bool,
+           "true: a batch commit checks partition expiration whatever the check interval."),
+    Option("tag.automatic-creation", "none", enum_parser("none", "process-time", "watermark", "batch"),
+           "After every commit: process-time / watermark tag each period once its end (plus "
+           "`tag.creation-delay`) has passed by the commit time / the snapshot's watermark, naming the tag by "
+           "the period; batch (Paimon 1.x's Spark writer) tags the commit's snapshot `batch-write-yyyy-MM-dd`."),
+    Option("tag.creation-period", "daily", enum_parser("daily", "hourly", "two-hours"),
+           "The period of automatic tags."),
+    Option("tag.creation-period-duration", None, parse_duration_ms,
+           "A period of this length instead (Paimon 1.x), its tags named `yyyyMMddHHmm`."),
+    Option("tag.creation-delay", 0, parse_duration_ms,
+           "A period is tagged this long after it ends (shorter than the period).", shown_default="0 ms"),
+    Option("tag.period-formatter", "with_dashes", enum_parser("with_dashes", "without_dashes",
+                                                              "without_dashes_and_spaces"),
+           "Automatic tag names: `2024-01-01 10`, `20240101 10` or (Paimon 1.x) `2024010110`."),
+    Option("tag.num-retained-max", None, parse_int,
+           "Keep at most this many automatic tags (the oldest go); with batch tags, at most this many tags."),
+    Option("tag.default-time-retained", None, parse_duration,
+           "Tags created (automatically or by create_tag) record their creation time and this retention, and a "
+           "commit deletes them once it has passed."),
+    Option("tag.time-expire-enabled", True, parse_bool,
+           "Commits delete tags whose retention has passed (Paimon 1.x; false: they stay)."),
+    Option("tag.automatic-completion", False, parse_bool,
+           "Automatic tags: a commit after a gap tags each missing period in turn instead of only the last."),
+    Option("tag.batch.customized-name", None, str,
+           "Batch tags (Paimon 1.x): this name instead of `batch-write-yyyy-MM-dd`."),
+    Option("sink.watermark-time-zone", "UTC", check_zone,
+           "The zone a snapshot's watermark is read in for watermark tags."),
+    Option("sink.process-time-zone", None, check_zone,
+           "The zone a commit's time is read in for process-time and batch tag names (Paimon 1.x; unset: the "
+           "system's)."),
     Option("paimon_ds.row-kind-column", None, str, "Reads: add a leading string column of this name with each "
            "row's kind (+I, -U, +U, -D), as Paimon's `$audit_log` table.", table=False),
     Option("row-tracking.enabled", False, parse_bool, "Append tables with bucket=-1 (Paimon 1.x): every row gets a "

@@ -6,13 +6,16 @@ Table.check_writable and the schema changes both call here, so the checks do not
 
 from __future__ import annotations
 
+import datetime as dt
+
 from .format.data_file import check_format_types
 from .format.partition import POSTPONE_BUCKET
 from .mergetree.kv import KeyValueLayout
 from .mergetree.merge import merge_engine
-from .options import WRITE, OptionError, Options, check_supported, parse_list
+from .options import TAG, WRITE, OptionError, Options, check_supported, parse_list, unsupported_stored
 from .row_tracking import check_table
 from .schema import TableSchema
+from .tag_period import TagPeriod
 from .types import SchemaError
 
 # Paimon's SystemColumns.SYSTEM_FIELD_NAMES and KEY_FIELD_PREFIX: names its key-value files use.
@@ -33,6 +36,40 @@ def check_writable(path: str, schema: TableSchema, options: Options) -> None:
     writers for what paimon_ds's do not do (refused keys of `paimon_option_keys.txt`, e.g. set by Java Paimon)."""
     _check_layout(path, schema, options)
     check_supported(options, WRITE, path)
+    check_maintenance(path, options)
+
+
+# the options of the maintenance a commit runs (operation.partition_expire, operation.auto_tag)
+MAINTENANCE_KEYS = ("partition.expiration-time", "partition.expiration-check-interval", "partition.expiration-strategy",
+                    "partition.expiration-max-num", "partition.expiration-batch-size", "partition.timestamp-formatter",
+                    "partition.timestamp-pattern", "end-input.check-partition-expire", "tag.automatic-creation",
+                    "tag.creation-period", "tag.creation-period-duration", "tag.creation-delay", "tag.period-formatter",
+                    "tag.num-retained-max", "tag.default-time-retained", "tag.time-expire-enabled",
+                    "tag.automatic-completion", "tag.batch.customized-name", "sink.watermark-time-zone",
+                    "sink.process-time-zone")
+
+
+def check_maintenance(path: str, options: Options) -> None:
+    """Refuse, before a write, maintenance options its commit could not act on as Paimon's committer does: an
+    invalid value (a table Java Paimon wrote may store one), a tag delay not shorter than its period (Paimon
+    refuses to create the committer), and tag automation on a table whose tag options paimon_ds does not honour
+    (callbacks, success files)."""
+    for key in MAINTENANCE_KEYS:
+        options.get(key)
+    mode = options.get("tag.automatic-creation")
+    if mode in ("process-time", "watermark"):
+        try:
+            TagPeriod.of(options).check_delay(dt.timedelta(milliseconds=options.get("tag.creation-delay")))
+        except ValueError as e:
+            raise OptionError(f"Paimon table {path}: {e}") from None
+    if mode != "none" or options.get("tag.default-time-retained") is not None:
+        found = unsupported_stored(options.raw, TAG)
+        if found:
+            reasons = "; ".join(f"{key}={value!r}: with it, Paimon {line.note}" for key, value, line in found)
+            raise OptionError(f"Paimon table {path}: its option(s) {reasons}. paimon_ds does not do that, and its "
+                              "commits create or delete tags here (tag.automatic-creation, tag.default-time-retained): "
+                              f"nothing was written. Remove {', '.join(k for k, _, _ in found)}, or turn the tag "
+                              "automation off, or use Java Paimon here")
 
 
 def _check_layout(path: str, schema: TableSchema, options: Options) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from .errors import EXIT_NOT_FOUND, PaimonDsError
 from .fs import FileIO
+from .javatime import duration_from_json, duration_json, local_datetime_from_json, local_datetime_json
 
 log = logging.getLogger(__name__)
 
@@ -189,8 +190,36 @@ class SnapshotManager:
         return sorted(n[4:] for n in self.io.list_names(self.tag_dir)
                       if n.startswith("tag-") and not _TMP.search(n))
 
+    def tag_path(self, name: str) -> str:
+        return f"{self.tag_dir}/tag-{name}"
+
     def tag(self, name: str) -> Snapshot:
         try:
-            return Snapshot.from_json(self.io.read_text(f"{self.tag_dir}/tag-{name}"))
+            return Snapshot.from_json(self.io.read_text(self.tag_path(name)))
         except FileNotFoundError:
             raise SnapshotNotFound(f"tag {name!r} does not exist in {self.table_path}") from None
+
+
+# a tag file is its snapshot's JSON with, for a tag that has a retention time, these two fields (Paimon's Tag)
+TAG_CREATE_TIME, TAG_TIME_RETAINED = "tagCreateTime", "tagTimeRetained"
+_RETAINED_MARK = "\u0000retained\u0000"
+
+
+def tag_json(snapshot: Snapshot, time_retained_ns: int | None, create_time: dt.datetime | None = None) -> str:
+    """A tag file's content as Paimon's TagManager.createTag writes it: the snapshot's JSON, and for a tag with a
+    retention time also its creation time (LocalDateTime.now(): local wall time, Jackson's array) and the
+    retention (a Duration in decimal seconds). Without one the two fields are left out, as Paimon leaves them
+    out (readers of Paimon 0.7 and older cannot read them)."""
+    text = snapshot.to_json()
+    if time_retained_ns is None:
+        return text
+    obj = json.loads(text)
+    obj[TAG_CREATE_TIME] = local_datetime_json(create_time or dt.datetime.now())
+    obj[TAG_TIME_RETAINED] = _RETAINED_MARK
+    return json.dumps(obj, indent=2).replace(json.dumps(_RETAINED_MARK), duration_json(time_retained_ns))
+
+
+def tag_retention(tag: Snapshot) -> tuple[dt.datetime | None, int | None]:
+    """A tag's creation time (local wall time) and retention (nanoseconds), None where it has none."""
+    return (local_datetime_from_json(tag.extra.get(TAG_CREATE_TIME)),
+            duration_from_json(tag.extra.get(TAG_TIME_RETAINED)))

@@ -71,7 +71,7 @@ def test_issue_32_keys_are_listed_separately() -> None:
                 "num-sorted-run.compaction-trigger", "compaction.min.file-num"):
         assert key in maintenance, key
     # the commit-time actions paimon_ds does not take are refused when a user sets them
-    for key, value in (("tag.automatic-creation", "daily"), ("partition.expiration-time", "7 d"),
+    for key, value in (("tag.callbacks", "com.example.Callback"), ("tag.create-success-file", "true"),
                        ("changelog.num-retained.max", "100"), ("consumer-id", "job-1")):
         with pytest.raises(OptionError, match=re.escape(f"option {key}={value!r} is not supported by paimon_ds")):
             validate({key: value})
@@ -215,7 +215,7 @@ def _pk_table(tmp_path: Path) -> str:
 
 
 @pytest.mark.parametrize("stored", [
-    {"tag.automatic-creation": "daily"}, {"partition.expiration-time": "7 d"}, {"data-file.thin-mode": "true"},
+    {"partition.timestamp-format.strict": "true"}, {"data-file.thin-mode": "true"},
     {"commit.callbacks": "com.example.Callback"}, {"sequence.snapshot-ordering": "true"},
 ])
 def test_a_table_storing_a_refused_value_refuses_writes_before_anything_is_written(tmp_path, stored) -> None:
@@ -247,11 +247,11 @@ def test_a_table_storing_a_read_changing_value_refuses_reads(tmp_path) -> None:
 
 def test_a_table_storing_expiry_or_tag_options_refuses_those_procedures(tmp_path) -> None:
     path = _pk_table(tmp_path)
-    _store_options(path, {"changelog.num-retained.max": "50", "tag.default-time-retained": "1 d"})
+    _store_options(path, {"changelog.num-retained.max": "50", "tag.callbacks": "com.example.Callback"})
     before = _listing(Path(path))
     with pytest.raises(OptionError, match="changelog.num-retained.max='50'.*nothing was expired"):
         expire_snapshots(Table.load(path), retain_min=1, retain_max=1)
-    with pytest.raises(OptionError, match="tag.default-time-retained='1 d'.*nothing was created"):
+    with pytest.raises(OptionError, match="tag.callbacks='com.example.Callback'.*nothing was created"):
         create_tag(Table.load(path), "t1")
     assert _listing(Path(path)) == before
     # neither changes what a write does: writes go on
@@ -278,8 +278,8 @@ def test_refused_keys_are_refused_at_every_setting(tmp_path) -> None:
         key = next(iter(options))
         with pytest.raises(OptionError, match=re.escape(f"option {key}=")):
             Table.load(path, options)  # a read option
-    with pytest.raises(OptionError, match=re.escape("option tag.automatic-creation='daily' is not supported")):
-        commit_changes(path, [SetOption("tag.automatic-creation", "daily")])
+    with pytest.raises(OptionError, match=re.escape("option tag.callbacks='com.example.Callback' is not supported")):
+        commit_changes(path, [SetOption("tag.callbacks", "com.example.Callback")])
     with pytest.raises(OptionError, match=re.escape("option bucket-function.type='mod' is not supported")):
         write_arrow(str(tmp_path / "new"), pa.table({"id": [1]}), options={"bucket-function.type": "mod"})
     assert _listing(Path(path)) == before and not (tmp_path / "new").exists()

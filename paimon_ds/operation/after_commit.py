@@ -13,6 +13,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..snapshot import Snapshot
+from .auto_tag import automatic_tags
+from .partition_expire import expire_partitions
 
 if TYPE_CHECKING:
     from ..table import Table
@@ -22,7 +24,10 @@ log = logging.getLogger(__name__)
 MaintenanceStep = Callable[["Table", Snapshot], None]
 
 # in the order Java runs them
-STEPS: list[tuple[str, MaintenanceStep]] = []
+STEPS: list[tuple[str, MaintenanceStep]] = [
+    ("partition expiration", expire_partitions),
+    ("automatic tags", automatic_tags),
+]
 
 
 def maintain(table: Table, snapshot: Snapshot) -> None:

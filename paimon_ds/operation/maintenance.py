@@ -18,7 +18,7 @@ from ..index.manifest import IndexManifestFile
 from ..index.paths import index_file_rel
 from ..manifest.meta import FileKind, ManifestEntry, live_entries
 from ..options import EXPIRE, TAG, check_supported
-from ..snapshot import Snapshot, SnapshotNotFound
+from ..snapshot import Snapshot, SnapshotNotFound, tag_json
 from .scan import TableScan
 
 if TYPE_CHECKING:
@@ -184,8 +184,9 @@ def expire_snapshots(table: Table, retain_min: int | None = None, retain_max: in
 
 
 def create_tag(table: Table, name: str, snapshot_id: int | None = None) -> Snapshot:
-    """Tag a snapshot (the latest by default): `tag/tag-<name>` holds a copy of it, as in Paimon. A table whose
-    options ask Paimon's tag creation for more (a retention time, callbacks) is refused before anything is written."""
+    """Tag a snapshot (the latest by default): `tag/tag-<name>` holds a copy of it, as in Paimon, with the table's
+    `tag.default-time-retained` (its creation time and retention, after which a commit deletes it). A table whose
+    options ask Paimon's tag creation for more (callbacks, success files) is refused before anything is written."""
     check_supported(table.options, TAG, table.path)
     sm = table.snapshot_manager
     snapshot = sm.snapshot(snapshot_id) if snapshot_id is not None else sm.latest()
@@ -194,7 +195,8 @@ def create_tag(table: Table, name: str, snapshot_id: int | None = None) -> Snaps
     if not name or "/" in name:
         raise ValueError(f"tag name {name!r} is not valid")
     table.io.mkdirs(sm.tag_dir)
-    if not table.io.try_create(f"{sm.tag_dir}/tag-{name}", snapshot.to_json().encode()):
+    content = tag_json(snapshot, table.options.get("tag.default-time-retained"))
+    if not table.io.try_create(sm.tag_path(name), content.encode()):
         raise ValueError(f"tag {name!r} already exists in {table.path}")
     return snapshot
 
