@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..consumer import expire_consumers_after_commit
 from ..snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -22,7 +23,10 @@ log = logging.getLogger(__name__)
 MaintenanceStep = Callable[["Table", Snapshot], None]
 
 # in the order Java runs them
-STEPS: list[tuple[str, MaintenanceStep]] = []
+STEPS: list[tuple[str, MaintenanceStep]] = [
+    # first: a consumer gone stale must not hold back this commit's snapshot expiry
+    ("consumer expiry", expire_consumers_after_commit),
+]
 
 
 def maintain(table: Table, snapshot: Snapshot) -> None:
