@@ -105,11 +105,13 @@ class FileIO:
         return self.read_bytes(path).decode("utf-8")
 
     def write_bytes(self, path: str, data: bytes) -> None:
-        """Write (or replace) a whole file; readers never see half of it (a rename locally, one PUT on S3)."""
+        """Write (or replace) a whole file; readers never see half of it (a rename locally, one PUT on S3). The
+        temporary file is hidden (`.<name>.<uuid>.tmp`): a lister of `consumer-*`, `snapshot-*`... never takes it."""
         fs, path, local = self.locate(path)
         if local:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            tmp = f"{path}.{uuid.uuid4().hex}.tmp"
+            directory, name = os.path.split(path)
+            tmp = os.path.join(directory, f".{name}.{uuid.uuid4().hex}.tmp")
             with open(tmp, "wb") as f:
                 f.write(data)
             os.replace(tmp, path)

@@ -197,6 +197,12 @@ def _positive_long(text: str) -> int:
     return v
 
 
+def _consumer_id(text: str) -> str:
+    if not text:
+        raise ValueError("consumer id cannot be empty string")
+    return text
+
+
 def _bucket(text: str) -> int:
     v = parse_int(text)
     if v == 0 or v < -2:
@@ -453,6 +459,20 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "Streaming reads: at most this many rows per micro-batch (Spark 4.2+).", table=False),
     Option("read.stream.maxBytesPerTrigger", None, _positive_long,
            "Streaming reads: at most this many bytes of files per micro-batch (Spark 4.2+).", table=False),
+    Option("consumer-id", None, _consumer_id,
+           "Streaming reads: record the read's progress in `consumer/consumer-<id>` (`{\"nextSnapshot\" : N}`, "
+           "as Java Paimon); expiry keeps snapshot N and later ones, and a new query with this id starts at N "
+           "(see Consumers).", table=False),
+    Option("consumer.mode", "exactly-once", enum_parser("exactly-once", "at-least-once"),
+           "Streaming reads with `consumer-id`: exactly-once (micro-batches take whole snapshots, so the recorded "
+           "next snapshot is exactly what was consumed) or at-least-once (batches may end inside a snapshot, "
+           "which is then recorded as the next one: a new query reads it again).", table=False),
+    Option("consumer.ignore-progress", False, parse_bool,
+           "Streaming reads with `consumer-id`: start where `scan.mode` says, not at the consumer's recorded "
+           "snapshot (it is still recorded, and still keeps snapshots from expiring).", table=False),
+    Option("consumer.expiration-time", None, parse_duration_ms,
+           "Each commit first deletes the consumer files not updated for this long, so a reader gone away stops "
+           "keeping snapshots from expiring (unset: consumers never expire)."),
     Option("dynamic-bucket.target-row-num", 2_000_000, _positive_long,
            "Dynamic-bucket tables (bucket=-1): keys per bucket before a new bucket opens."),
     Option("dynamic-bucket.initial-buckets", None, _positive_int,

@@ -10,6 +10,7 @@ import datetime as dt
 import time
 from typing import Any
 
+from .consumer import ConsumerManager
 from .operation import maintenance
 from .snapshot import Snapshot, to_millis
 from .table import Table
@@ -100,3 +101,31 @@ def fast_forward(table: TableRef, branch: str, storage_options: dict[str, Any] |
 def list_branches(table: TableRef, storage_options: dict[str, Any] | None = None) -> list[str]:
     """The table's branches other than main, sorted."""
     return _table(table, storage_options).branch_manager().branches()
+
+
+# ------------------------------------------------------------------ consumers
+def list_consumers(table: TableRef, storage_options: dict[str, Any] | None = None) -> dict[str, int]:
+    """Each consumer's next snapshot (what `$consumers` shows), by consumer id."""
+    return ConsumerManager.of(_table(table, storage_options)).consumers()
+
+
+def reset_consumer(table: TableRef, consumer_id: str, next_snapshot: int | None = None,
+                   storage_options: dict[str, Any] | None = None) -> None:
+    """Set a consumer's next snapshot (a streaming read with this `consumer-id` starts there, and expiry keeps it
+    and later snapshots), or delete the consumer when ``next_snapshot`` is None, as Paimon's reset_consumer. Like
+    Paimon 1.x, a snapshot that does not exist is refused. Stop the streaming query that uses the consumer first:
+    it would record its own progress again."""
+    t = _table(table, storage_options)
+    consumers = ConsumerManager.of(t)
+    if next_snapshot is None:
+        consumers.delete(consumer_id)
+        return
+    t.snapshot_manager.snapshot(int(next_snapshot))  # raises SnapshotNotFound naming it
+    consumers.reset(consumer_id, int(next_snapshot))
+
+
+def clear_consumers(table: TableRef, including: str | None = None, excluding: str | None = None,
+                    storage_options: dict[str, Any] | None = None) -> list[str]:
+    """Delete the consumers whose id matches the regular expression ``including`` (the whole id; unset: all) and
+    not ``excluding``, as Paimon 1.x's clear_consumers; returns their ids."""
+    return ConsumerManager.of(_table(table, storage_options)).clear(including, excluding)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from .consumer import ConsumerManager
 from .format.binary_row import deserialize_row
 from .format.partition import bucket_path, partition_path
 from .manifest.files import ManifestFile, ManifestList
@@ -94,6 +95,8 @@ SCHEMAS: dict[str, pa.Schema] = {
     ]),
     # Paimon 1.x's columns (0.9 also had created_from_tag / created_from_snapshot)
     "branches": pa.schema([_f("branch_name", pa.string(), False), _f("create_time", _TS, False)]),
+    # Paimon 0.9's ConsumersTable: each consumer's next snapshot (rows here sorted by consumer id)
+    "consumers": pa.schema([_f("consumer_id", pa.string(), False), _f("next_snapshot_id", pa.int64(), False)]),
 }
 
 SYSTEM_TABLES: tuple[str, ...] = tuple(SCHEMAS)
@@ -389,6 +392,8 @@ _BUILDERS: dict[str, Callable[[Table], list[dict[str, Any]]]] = {
     "snapshots": _snapshots, "schemas": _schemas, "options": _options, "files": _files, "manifests": _manifests,
     "partitions": lambda t: _group(t, by_bucket=False), "buckets": lambda t: _group(t, by_bucket=True),
     "tags": _tags, "branches": _branches,
+    "consumers": lambda t: [{"consumer_id": consumer_id, "next_snapshot_id": next_snapshot}
+                            for consumer_id, next_snapshot in ConsumerManager.of(t).consumers().items()],
 }
 
 

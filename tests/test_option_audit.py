@@ -72,7 +72,7 @@ def test_issue_32_keys_are_listed_separately() -> None:
         assert key in maintenance, key
     # the commit-time actions paimon_ds does not take are refused when a user sets them
     for key, value in (("tag.callbacks", "com.example.Callback"), ("tag.create-success-file", "true"),
-                       ("changelog.num-retained.max", "100"), ("consumer-id", "job-1")):
+                       ("changelog.num-retained.max", "100"), ("consumer.changelog-only", "true")):
         with pytest.raises(OptionError, match=re.escape(f"option {key}={value!r} is not supported by paimon_ds")):
             validate({key: value})
 

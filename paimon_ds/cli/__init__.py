@@ -9,6 +9,8 @@
     paimon-ds branches PATH                       paimon-ds branch PATH NAME [--tag TAG] [--ignore-if-exists]
     paimon-ds delete-branch PATH NAME[,NAME...]   paimon-ds rename-branch PATH FROM TO
     paimon-ds fast-forward PATH NAME
+    paimon-ds consumers PATH                      paimon-ds reset-consumer PATH ID [--next-snapshot ID]
+    paimon-ds clear-consumers PATH [--including REGEX] [--excluding REGEX]
 
 Every command takes --branch NAME (work on a branch instead of main), --json (one JSON document on stdout),
 --plain (no rich output even on a terminal), -o KEY=VALUE / --options-file FILE (storage options) and -v / -vv
@@ -125,6 +127,16 @@ def _run(table: Table, args: argparse.Namespace, out: Output) -> dict[str, Any] 
         else:
             out.line("\n".join(names))
         return None
+    if command == "consumers":
+        found = procedures.list_consumers(table)
+        if out.is_json:
+            return {"consumers": [{"consumer_id": c, "next_snapshot_id": n} for c, n in found.items()]}
+        if out.form == "rich":
+            out.table([Column("consumer"), Column("next snapshot", right=True)],
+                      [[c, str(n)] for c, n in found.items()])
+        else:
+            out.line("\n".join(f"{c}\t{n}" for c, n in found.items()) or "no consumers")
+        return None
     if command == "compact":
         doc, text = _compact(table, args, out)
     elif command == "expire":
@@ -158,6 +170,15 @@ def _run(table: Table, args: argparse.Namespace, out: Output) -> dict[str, Any] 
         latest = table.snapshot_manager.latest_id()
         doc = {"branch": table.branch, "from_branch": args.name, "latest_snapshot_id": latest}
         text = f"fast-forwarded {table.branch!r} to branch {args.name!r}: latest snapshot {latest}"
+    elif command == "reset-consumer":
+        procedures.reset_consumer(table, args.id, args.next_snapshot)
+        doc = {"consumer_id": args.id, "next_snapshot_id": args.next_snapshot}
+        text = (f"deleted consumer {args.id!r}" if args.next_snapshot is None
+                else f"consumer {args.id!r} -> next snapshot {args.next_snapshot}")
+    elif command == "clear-consumers":
+        cleared = procedures.clear_consumers(table, args.including, args.excluding)
+        doc = {"cleared_consumers": cleared}
+        text = f"cleared {len(cleared)} consumer(s)" + (f": {', '.join(cleared)}" if cleared else "")
     else:  # argparse admits only the commands above
         raise AssertionError(command)
     if out.is_json:
@@ -247,6 +268,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("to")
     p = add("fast-forward", "make main (or --branch) what a branch is: its snapshots, schemas and tags")
     p.add_argument("name")
+    add("consumers", "list the table's consumers (streaming readers' progress) and their next snapshots")
+    p = add("reset-consumer", "set a consumer's next snapshot, or delete it (no --next-snapshot)")
+    p.add_argument("id", help="the consumer id (a streaming read's consumer-id)")
+    p.add_argument("--next-snapshot", type=int, help="an existing snapshot id (omitted: delete the consumer)")
+    p = add("clear-consumers", "delete consumers by regular expression (default: all of them)")
+    p.add_argument("--including", help="delete the consumers whose whole id matches this (default: all)")
+    p.add_argument("--excluding", help="but not those whose whole id matches this")
     return parser
 
 

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..consumer import expire_consumers_after_commit
 from ..snapshot import Snapshot
 from .auto_tag import automatic_tags
 from .partition_expire import expire_partitions
@@ -25,6 +26,8 @@ MaintenanceStep = Callable[["Table", Snapshot], None]
 
 # in the order Java runs them
 STEPS: list[tuple[str, MaintenanceStep]] = [
+    # first: a consumer gone stale must not hold back this commit's snapshot expiry
+    ("consumer expiry", expire_consumers_after_commit),
     ("partition expiration", expire_partitions),
     ("automatic tags", automatic_tags),
 ]

@@ -7,11 +7,13 @@ leaves unreferenced files (orphans), never a snapshot whose files are gone.
 
 from __future__ import annotations
 
+import bisect
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..branch import BranchError
+from ..consumer import protected_from
 from ..external_paths import path_string
 from ..fs import is_uri
 from ..index.manifest import IndexManifestFile
@@ -139,8 +141,9 @@ def expire_snapshots(table: Table, retain_min: int | None = None, retain_max: in
                      time_retained_ms: int | None = None, now_ms: int | None = None) -> ExpireResult:
     """Paimon's expiration: drop the oldest snapshots while more than ``retain_max`` remain, or more than
     ``retain_min`` remain and the oldest is older than ``time_retained_ms``; the latest always stays.
-    Defaults come from `snapshot.num-retained.min/max` and `snapshot.time-retained`. A table whose options ask
-    Paimon's expiry for more (changelog or consumer retention) is refused before anything is deleted."""
+    Defaults come from `snapshot.num-retained.min/max` and `snapshot.time-retained`. Snapshots a consumer still
+    needs stay. A table whose options ask Paimon's expiry for more (changelog retention) is refused before
+    anything is deleted."""
     opts = table.options
     check_supported(opts, EXPIRE, table.path)
     retain_min = retain_min if retain_min is not None else opts.get("snapshot.num-retained.min")
@@ -161,6 +164,9 @@ def expire_snapshots(table: Table, retain_min: int | None = None, retain_max: in
             cut += 1
         else:
             break
+    # consumers (paimon_ds.consumer): the snapshot a consumer reads next and every later one stay, whatever the
+    # retention options say (Paimon's ExpireSnapshotsImpl bounds its range with ConsumerManager.minNextSnapshot)
+    cut = min(cut, _first_protected(ids, protected_from(table)))
     if cut == 0:
         return result
     _branch_tables(table)  # every branch readable, or nothing is deleted
@@ -181,6 +187,11 @@ def expire_snapshots(table: Table, retain_min: int | None = None, retain_max: in
         result.expired.append(sid)
     result.deleted_files = _delete_unreferenced(table, drop)
     return result
+
+
+def _first_protected(ids: list[int], protected: int | None) -> int:
+    """The index in ``ids`` (ascending) of the first snapshot at or after ``protected`` (len(ids) if None)."""
+    return len(ids) if protected is None else bisect.bisect_left(ids, protected)
 
 
 def create_tag(table: Table, name: str, snapshot_id: int | None = None) -> Snapshot:

@@ -10,14 +10,31 @@ files without changing the data and OVERWRITE snapshots are skipped as Paimon do
 A position (snapshot, full, index) names the next split to emit: ``index`` splits of the unit
 (snapshot, full) are already emitted. Positions are what Spark checkpoints as offsets, so a
 restarted query resumes exactly where the last committed micro-batch ended.
+
+With option `consumer-id` the scan is also a Paimon consumer (paimon_ds.consumer): a new stream starts at the
+consumer's recorded next snapshot (Paimon's AbstractDataTableScan, unless `consumer.ignore-progress`), and
+`record_progress` writes the next snapshot of a position whose earlier rows were consumed. The snapshot a
+position records, by `consumer.mode`:
+
+- exactly-once (Paimon's default, the aligned reading of Flink's MonitorFunction): the scan plans micro-batches
+  of whole units, so a batch's end is always a snapshot boundary (S, delta, 0): every snapshot before S is
+  consumed entirely and none of S is, and S is recorded. A new query resuming from it reads nothing twice.
+- at-least-once (ContinuousFileSplitEnumerator's ConsumerProgressCalculator: the snapshot readers are still
+  in): batches may end inside a snapshot's delta, (S, delta, i > 0); S is recorded, and a new query resuming
+  from it reads S's first i splits again.
+
+A position inside the starting full scan records nothing: a consumer can only resume deltas (Paimon's Spark
+source skips it too), and the full scan is not one.
 """
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..consumer import ConsumerManager
 from ..manifest.meta import DataFileMeta, FileKind, ManifestEntry
 from ..mergetree.compact import CompactionOptions
 from ..options import OptionError
@@ -28,6 +45,9 @@ if TYPE_CHECKING:
     from ..table import Table
 
 SCAN_MODES = ("default", "latest-full", "full", "latest", "from-snapshot", "from-snapshot-full", "from-timestamp")
+# An unchanged consumer record is rewritten at most this often: Java rewrites it at every checkpoint, which keeps
+# a live reader's file younger than `consumer.expiration-time`; an idle Spark query asks for offsets every few ms
+CONSUMER_REFRESH_SECONDS = 10.0
 
 
 @dataclass(frozen=True, order=True)
@@ -86,6 +106,14 @@ class StreamScan:
         # A table with a changelog producer records its changes in changelog files: read those.
         self.changelog = producer != "none" and bool(table.schema.primary_keys)
         self._units: dict[tuple[int, bool], list[StreamSplit]] = {}
+        opts = table.options
+        self.consumer_id: str | None = opts.get("consumer-id")
+        self.consumers = ConsumerManager.of(table) if self.consumer_id is not None else None
+        if self.consumers is not None:
+            self.consumers.path(self.consumer_id)  # an id paimon_ds cannot store is refused before reading
+        # exactly-once consumers take whole snapshots per micro-batch (see the module's docstring)
+        self.whole_units = self.consumer_id is not None and opts.get("consumer.mode") == "exactly-once"
+        self._recorded: tuple[int, float] | None = None  # (next snapshot, monotonic time) last written
 
     def check_streamable(self) -> None:
         """Refuse, as Paimon does, streams whose deltas are not the table's changes."""
@@ -98,8 +126,17 @@ class StreamScan:
 
     # ---------------------------------------------------------------- start
     def initial_position(self) -> StreamPosition:
-        """Where a new query starts, from `scan.mode`, `scan.snapshot-id` and `scan.timestamp-millis`."""
+        """Where a new query starts: at its consumer's next snapshot, as Paimon's streaming scans (unless
+        `consumer.ignore-progress`, or the consumer has no record yet), else from `scan.mode`, `scan.snapshot-id`
+        and `scan.timestamp-millis`."""
         opts = self.table.options
+        if self.consumers is not None and not opts.get("consumer.ignore-progress"):
+            found = self.consumers.consumer(self.consumer_id)
+            if found is not None:
+                # the deltas from that snapshot on; from the earliest if it expired (ContinuousFromSnapshotStarting-
+                # Scanner); a table without snapshots starts at it too, waiting for it
+                earliest = self.sm.earliest_id()
+                return StreamPosition(max(found.next_snapshot, earliest or 1))
         mode = opts.get("scan.mode")
         if mode not in SCAN_MODES:
             raise OptionError(f"scan.mode {mode!r} is not supported by paimon_ds streaming reads; "
@@ -227,6 +264,17 @@ class StreamScan:
         taken = 0
         while pos.snapshot <= latest:
             splits = self.unit(pos.snapshot, pos.full)
+            if self.whole_units:
+                # the rest of the unit, or none of it: a batch ends on a snapshot boundary (it may start inside a
+                # unit, when an earlier run of the query, without the consumer, ended there)
+                rest = [x.split for x in splits[pos.index:]]
+                f, r = sum(len(x.files) for x in rest), sum(x.row_count for x in rest)
+                b = sum(y.file_size for x in rest for y in x.files)
+                if taken and rest and limit.exceeded(files + f, rows + r, size + b):
+                    return pos
+                files, rows, size, taken = files + f, rows + r, size + b, taken + len(rest)
+                pos = self._next_unit(pos)
+                continue
             while pos.index < len(splits):
                 s = splits[pos.index].split
                 f, r, b = len(s.files), s.row_count, sum(x.file_size for x in s.files)
@@ -236,6 +284,32 @@ class StreamScan:
                 pos = StreamPosition(pos.snapshot, pos.full, pos.index + 1)
             pos = self._next_unit(pos)
         return pos
+
+    # ---------------------------------------------------------------- consumer
+    @staticmethod
+    def consumed_next_snapshot(pos: StreamPosition) -> int | None:
+        """The consumer's next snapshot once everything before ``pos`` is consumed: its snapshot, whose delta is
+        read from there (at-least-once if ``pos`` is inside it); None inside the starting full scan."""
+        if pos.full:
+            return None
+        return pos.snapshot
+
+    def record_progress(self, pos: StreamPosition) -> None:
+        """Record in the consumer file (option `consumer-id`) that everything before ``pos`` is consumed, as
+        Paimon's streaming scans do when a checkpoint completes (notifyCheckpointComplete). A record that did not
+        change is rewritten at most every CONSUMER_REFRESH_SECONDS, keeping it fresh for `consumer.expiration-time`
+        without a write per poll."""
+        if self.consumers is None:
+            return
+        next_snapshot = self.consumed_next_snapshot(pos)
+        if next_snapshot is None:
+            return
+        now = time.monotonic()
+        if (self._recorded is not None and self._recorded[0] == next_snapshot
+                and now - self._recorded[1] < CONSUMER_REFRESH_SECONDS):
+            return
+        self.consumers.reset(self.consumer_id, next_snapshot)
+        self._recorded = (next_snapshot, now)
 
     def splits_between(self, start: StreamPosition, end: StreamPosition) -> list[StreamSplit]:
         """The splits from ``start`` (inclusive) to ``end`` (exclusive)."""

@@ -26,6 +26,8 @@ PROCEDURE_ARGS = {
     "delete_branch": ("table", "branch"),
     "rename_branch": ("table", "from_branch", "to_branch"),
     "fast_forward": ("table", "branch"),
+    "reset_consumer": ("table", "consumerId", "nextSnapshotId"),
+    "clear_consumers": ("table", "includingConsumers", "excludingConsumers"),
 }
 # `db.t$branch_<name>`: a procedure's table on one of its branches, as Paimon's identifiers name it
 BRANCH_SUFFIX = "$branch_"
@@ -59,6 +61,18 @@ def call(ctx: SqlContext, plan: Any) -> DataFrame:
     spark = ctx.spark
     if name in ("create_branch", "delete_branch", "rename_branch", "fast_forward"):
         return _branch_procedure(spark, name, table, args)
+    if name == "reset_consumer":
+        if args.get("consumerId") in (None, ""):
+            raise SqlError("sys.reset_consumer needs consumerId => 'id'")
+        next_snapshot = args.get("nextSnapshotId")
+        procedures.reset_consumer(table, str(args["consumerId"]),
+                                  None if next_snapshot is None else _snapshot_id(next_snapshot))
+        return spark.createDataFrame([(True,)], "result boolean")
+    if name == "clear_consumers":
+        including, excluding = args.get("includingConsumers"), args.get("excludingConsumers")
+        procedures.clear_consumers(table, None if including is None else str(including),
+                                   None if excluding is None else str(excluding))
+        return spark.createDataFrame([(True,)], "result boolean")
     if name == "compact":
         for unsupported in ("order_strategy", "order_by", "where"):
             if args.get(unsupported) not in (None, "", "none"):
@@ -117,6 +131,16 @@ def _branch_procedure(spark: SparkSession, name: str, table: Table, args: dict[s
     else:
         procedures.fast_forward(table, str(args["branch"]))
     return spark.createDataFrame([(True,)], "result boolean")
+
+
+def _snapshot_id(value: Any) -> int:
+    """A snapshot id argument: a whole number (Paimon's procedures take a BIGINT)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        text = str(value).strip()
+        if not text.lstrip("-").isdigit():
+            raise SqlError(f"a snapshot id must be a whole number, got {value!r}")
+        value = int(text)
+    return value
 
 
 def _parse_options(text: str | None) -> dict[str, str]:

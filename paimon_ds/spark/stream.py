@@ -157,6 +157,13 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if start is None:  # the no-argument form of Spark's API: continue from the last end
             start = self.last_end or self.initialOffset()
             limit = None
+        else:
+            # `consumer-id`: Spark plans the next micro-batch only once the one ending at `start` is committed by the
+            # sink (its commit log written), so everything before `start` is consumed. commit(end) says the same,
+            # but Spark calls it only once a next batch with data is planned: a query that goes idle, or an
+            # availableNow run, would leave its consumer a batch behind, and a new query would read that batch
+            # again (measured, pyspark 4.3). Both are recorded (commit's `end` is a `start` already recorded).
+            self.scan.record_progress(StreamPosition.from_offset(start))
         end = self.scan.latest_position(StreamPosition.from_offset(start), _to_stream_limit(limit),
                                         self.until_snapshot).to_offset()
         self.last_end = end
@@ -181,7 +188,9 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         yield from read.read(s.split, delta=s.delta, changelog=s.changelog)
 
     def commit(self, end: dict) -> None:
-        self.scan.forget_before(StreamPosition.from_offset(end))
+        position = StreamPosition.from_offset(end)
+        self.scan.record_progress(position)  # Spark's own signal that the batch ending here is done
+        self.scan.forget_before(position)
 
 
 def _data_schema(schema: pa.Schema, row_kind_column: str | None) -> pa.Schema:
