@@ -159,7 +159,15 @@ class TableCommit:
         if self.compact_buckets is None:
             raise ValueError(f"a commit to {self.table.path} wrote buckets its writers did not compact, and this "
                              "TableCommit has no compaction: build it with table.new_commit()")
-        return self.compact_buckets(buckets, full, self.commit_user, identifier)
+        try:
+            return self.compact_buckets(buckets, full, self.commit_user, identifier)
+        except CommitConflict as e:
+            # another compaction (a concurrent job's, Java's) replaced some of its inputs first: as Paimon's
+            # committer, the compaction that lost is dropped (its files deleted) and the data commit stands; the
+            # next commit to these buckets compacts them again
+            log.warning("the compaction after a commit to %s lost to a concurrent one and was dropped: %s",
+                        self.table.path, e)
+            return None
 
     def overwrite(self, messages: Sequence[CommitMessage],
                   partitions: set[bytes] | Callable[[bytes], bool] | None = None,

@@ -15,7 +15,7 @@ import pytest
 import paimon_ds
 from paimon_ds import Table
 from paimon_ds.mergetree.compact import CompactionOptions, sorted_runs
-from paimon_ds.operation.compact import compact_in_process
+from paimon_ds.operation.compact import compact_in_process, plan_compaction, run_compaction
 from paimon_ds.options import Options
 
 PK = {"primary-key": "id", "bucket": "1"}
@@ -200,3 +200,46 @@ def test_java_and_paimon_ds_alternate_writes_and_compactions(tmp_path, java_orac
     assert java_snapshot_rows(java_oracle, path, ["id", "v", "s"]) == expected_at
     for sid, rows in expected_at.items():
         assert table_rows(Table.load(path).scan(snapshot_id=sid).to_arrow()) == rows, f"snapshot {sid}"
+
+
+def test_a_commits_compaction_that_loses_to_javas_is_dropped_and_the_data_stays(tmp_path, java_oracle, caplog):
+    """The compaction after a commit races a concurrent Java compaction of the same bucket: Java's commits first,
+    ours finds an input gone and is dropped (its files deleted, as Paimon's committer drops a conflicting
+    compaction); the data commit stands, nothing is lost, and both read the model."""
+    path = str(tmp_path / "warehouse" / "db.db" / "t")
+    model = Model()
+    paimon_ds.write_arrow(path, overlapping_batch(0).slice(0, 0), primary_key="id", options={"bucket": "1"})
+    for i in range(4):  # 4 runs (write-only jobs): the next commit's compaction picks (size amplification)
+        data = overlapping_batch(i, 1000)
+        Table.load(path, {"write-only": "true"}).append(data)
+        model.apply(data)
+    java_compaction = f"TMP = {str(tmp_path / 'io')!r}\nFULL = True\n" + JAVA_COMPACT
+
+    def racing(buckets: set, full: bool, user: str, identifier: int):
+        table = Table.load(path)
+        tasks = plan_compaction(table, True, only=buckets)
+        messages = [run_compaction(table, t, True) for t in tasks]
+        java_oracle.exec(path, java_compaction)  # Java compacts the bucket meanwhile
+        written = {f.file_name for m in messages for f in m.compact_after}
+        try:
+            return table.new_commit(user).commit_or_abort(messages, identifier)
+        finally:
+            racing.files = written
+
+    data = overlapping_batch(4, 1000)
+    table = Table.load(path)
+    write = table.new_write()
+    write.write_arrow(data)
+    with caplog.at_level("WARNING"):
+        snapshot = table.new_commit(compact_buckets=racing).commit(write.prepare_commit())
+    model.apply(data)
+    assert snapshot is not None and snapshot.commit_kind == "APPEND"
+    assert "lost to a concurrent one" in caplog.text
+    # our APPEND, then Java's COMPACT; ours (of the APPEND's user) never landed
+    last_two = Table.load(path).snapshots()[-2:]
+    assert [s.commit_kind for s in last_two] == ["APPEND", "COMPACT"]
+    assert last_two[1].commit_user != snapshot.commit_user
+    on_disk = {p.name for p in (tmp_path / "warehouse" / "db.db" / "t" / "bucket-0").iterdir()}
+    assert racing.files and not (racing.files & on_disk)  # the dropped compaction's files are gone
+    assert table_rows(Table.load(path).to_arrow()) == model.sorted()
+    assert table_rows(java_oracle.read(path)) == model.sorted()
