@@ -6,6 +6,7 @@ we wrote equal to a model."""
 from __future__ import annotations
 
 import json
+import threading
 from collections import defaultdict
 
 import numpy as np
@@ -16,6 +17,7 @@ import paimon_ds
 from paimon_ds import Table
 from paimon_ds.mergetree.compact import CompactionOptions, sorted_runs
 from paimon_ds.operation.compact import compact_in_process, plan_compaction, run_compaction
+from paimon_ds.operation.stream_commit import StreamCommit
 from paimon_ds.options import Options
 
 PK = {"primary-key": "id", "bucket": "1"}
@@ -243,3 +245,63 @@ def test_a_commits_compaction_that_loses_to_javas_is_dropped_and_the_data_stays(
     assert racing.files and not (racing.files & on_disk)  # the dropped compaction's files are gone
     assert table_rows(Table.load(path).to_arrow()) == model.sorted()
     assert table_rows(java_oracle.read(path)) == model.sorted()
+
+
+def stream_batch(path: str, data: pa.Table) -> list:
+    table = Table.load(path)
+    write = table.new_write()
+    write.write_arrow(data)
+    return write.prepare_commit()
+
+
+def test_a_streams_background_compaction_runs_beside_it_and_is_cancelled_on_abort(tmp_path):
+    """A stream's compaction runs on the query's background thread: the batch's commit returns before it, the next
+    batches wait only at the stop trigger, and an abort cancels a compaction that has not finished (nothing of it
+    is committed)."""
+    path = str(tmp_path / "t")
+    paimon_ds.write_arrow(path, overlapping_batch(0).slice(0, 0), primary_key="id", options={"bucket": "4"})
+    model = Model()
+    stream = StreamCommit(Table.load(path), "query", background=True)
+    gate = threading.Event()
+    stream.background.submit(gate.wait)  # the thread is busy: the batches' compactions queue behind this
+    for batch_id in range(5):
+        data = overlapping_batch(batch_id, 2000)
+        stream.commit(stream_batch(path, data), batch_id)
+        model.apply(data)
+    # five data commits landed while the compaction thread was held: none compacted yet (5 runs, at the trigger
+    # but below the stop trigger: no batch had to wait)
+    assert kinds(path) == ["APPEND"] * 5
+    gate.set()
+    stream.background.wait()
+    assert kinds(path)[-1] == "COMPACT" and max_runs(Table.load(path)) < DEFAULTS.trigger
+    assert {s.commit_user for s in Table.load(path).snapshots() if s.commit_kind == "COMPACT"} == {"query-compact"}
+
+    # back-pressure: held again, the batches pile up runs until one would exceed the stop trigger, then wait
+    gate.clear()
+    stream.background.submit(gate.wait)
+    threading.Timer(3.0, gate.set).start()
+    before = len(Table.load(path).snapshots())
+    for batch_id in range(5, 5 + DEFAULTS.stop_trigger + 2):
+        data = overlapping_batch(batch_id, 2000)
+        stream.commit(stream_batch(path, data), batch_id)
+        model.apply(data)
+        assert max_runs(Table.load(path)) <= DEFAULTS.stop_trigger, f"batch {batch_id}"
+    assert "COMPACT" in [s.commit_kind for s in Table.load(path).snapshots()[before:]]
+    stream.background.wait()
+
+    # cancelled: a queued compaction that starts after the abort commits nothing and leaves no file
+    gate.clear()
+    stream.background.submit(gate.wait)
+    data = overlapping_batch(99, 2000)
+    stream.commit(stream_batch(path, data), 99)
+    model.apply(data)
+    latest = Table.load(path).snapshot_manager.latest_id()
+    threading.Timer(0.5, gate.set).start()
+    stream.cancel()
+    assert Table.load(path).snapshot_manager.latest_id() == latest
+    live = {e.file.file_name for e in Table.load(path).new_scan().read_entries()}
+    table = Table.load(path)
+    referenced = {e.file.file_name for s in table.snapshots() for e in table.new_scan().read_entries(s)}
+    on_disk = {p.name for d in (tmp_path / "t").glob("bucket-*") for p in d.iterdir()}
+    assert live <= on_disk and on_disk <= referenced  # no file of the cancelled compaction
+    assert table_rows(Table.load(path).to_arrow()) == model.sorted()
