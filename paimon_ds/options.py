@@ -501,6 +501,9 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "Cross-partition upsert tables: keys leave the global index this long after their last move."),
     Option("sink.cross-partition.managed-memory", 256 << 20, parse_memory_size,
            "Cross-partition upsert tables: page cache of each assigner's on-disk key index."),
+    Option("compaction.optimization-interval", None, parse_duration_ms,
+           "Primary-key tables (Paimon 1.x): a bucket's first compaction pick in a process, and its first after this "
+           "interval, compacts every sorted run into the top level (Paimon keeps the time per writer)."),
     Option("snapshot.num-retained.min", 10, _positive_int, "Expiry keeps at least this many snapshots."),
     Option("snapshot.num-retained.max", 2**31 - 1, _positive_int, "Expiry keeps at most this many snapshots."),
     Option("snapshot.time-retained", 3_600_000, parse_duration_ms,

@@ -7,6 +7,7 @@ in order: size amplification, size ratio, and the number of runs (MergeTreeCompa
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -44,6 +45,7 @@ class CompactionOptions:
     max_size_amp: int = 200
     size_ratio: int = 1
     full_compaction_delta_commits: int | None = None
+    optimization_interval_ms: int | None = None  # compaction.optimization-interval (Paimon 1.x)
 
     @staticmethod
     def from_options(options: Options) -> CompactionOptions:
@@ -58,6 +60,7 @@ class CompactionOptions:
             max_size_amp=options.get("compaction.max-size-amplification-percent"),
             size_ratio=options.get("compaction.size-ratio"),
             full_compaction_delta_commits=full_compaction_interval(options),
+            optimization_interval_ms=options.get("compaction.optimization-interval"),
         )
 
 
@@ -103,12 +106,29 @@ def sorted_runs(files: list[DataFileMeta], key_types: Sequence[DataType] | None 
     return runs
 
 
+# bucket directory -> when `compaction.optimization-interval` last compacted it fully in this process (epoch ms)
+_optimized_at: dict[str, int] = {}
+
+
 class UniversalCompaction:
     def __init__(self, opts: CompactionOptions) -> None:
         self.opts = opts
 
-    def pick(self, num_levels: int, runs: list[SortedRun]) -> CompactUnit | None:
+    def pick(self, num_levels: int, runs: list[SortedRun], bucket: str | None = None,
+             record: bool = True) -> CompactUnit | None:
+        """Paimon's UniversalCompaction.pick. ``bucket`` (its directory) keys `compaction.optimization-interval`:
+        the first pick of a bucket in this process, and the first after the interval, compacts every run into the
+        max level (Paimon keeps that time per writer, which starts unset). ``record``: False for a planner's look
+        ahead; the writer that compacts records the time."""
         max_level = num_levels - 1
+        interval = self.opts.optimization_interval_ms
+        if interval is not None and bucket is not None and runs:
+            now = int(time.time() * 1000)
+            last = _optimized_at.get(bucket)
+            if last is None or now - last > interval:
+                if record:
+                    _optimized_at[bucket] = now
+                return CompactUnit(max_level, list(runs))
         unit = self._pick_for_size_amp(max_level, runs)
         if unit is not None:
             return unit

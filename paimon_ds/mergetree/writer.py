@@ -220,7 +220,7 @@ class MergeTreeWriter:
             elif self.first_row:
                 unit = strategy.pick_first_row(opts.num_levels, runs)
             else:
-                unit = strategy.pick(opts.num_levels, runs)
+                unit = strategy.pick(opts.num_levels, runs, bucket=self.directory)
             if unit is None and self.lookup:  # Paimon's ForceUpLevel0Compaction
                 unit = strategy.pick_force_level0(opts.num_levels, runs)
             if unit is None:

@@ -124,7 +124,9 @@ def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int
         if full or first_row:  # first-row: keys must stay in one run (see UniversalCompaction.pick_first_row)
             unit = strategy.pick_full(opts.num_levels, runs, rewrite=expiry.expired_file if expiry and full else None)
         else:
-            unit = strategy.pick(opts.num_levels, runs)
+            # a look ahead: the compaction's writer picks again, and records an optimization compaction
+            unit = strategy.pick(opts.num_levels, runs, bucket=f"{table.root}/{scan.bucket_dir(partition, bucket)}",
+                                 record=False)
         if unit is None and force_level0:
             unit = strategy.pick_force_level0(opts.num_levels, runs)
         if unit is None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import defaultdict
 
 import numpy as np
@@ -305,3 +306,20 @@ def test_a_streams_background_compaction_runs_beside_it_and_is_cancelled_on_abor
     on_disk = {p.name for d in (tmp_path / "t").glob("bucket-*") for p in d.iterdir()}
     assert live <= on_disk and on_disk <= referenced  # no file of the cancelled compaction
     assert table_rows(Table.load(path).to_arrow()) == model.sorted()
+
+
+def test_compaction_optimization_interval(tmp_path):
+    """`compaction.optimization-interval` (Paimon 1.x UniversalCompaction): a bucket's first pick in a process, and the
+    first after the interval, compacts every run into the top level; in between, the usual triggers."""
+    hourly, always = str(tmp_path / "hourly"), str(tmp_path / "always")
+    for path, interval in ((hourly, "1 h"), (always, "1 ms")):
+        paimon_ds.write_arrow(path, overlapping_batch(0).slice(0, 0), primary_key="id",
+                              options={"bucket": "1", "compaction.optimization-interval": interval})
+        for i in range(3):
+            Table.load(path).append(overlapping_batch(i, 300))
+            time.sleep(0.01)
+    assert kinds(hourly) == ["APPEND", "COMPACT", "APPEND", "APPEND"]
+    assert kinds(always) == ["APPEND", "COMPACT"] * 3
+    top = CompactionOptions.from_options(Options({})).num_levels - 1
+    assert {e.file.level for e in Table.load(always).new_scan().read_entries()} == {top}
+    assert max_runs(Table.load(hourly)) == 3
