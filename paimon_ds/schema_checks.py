@@ -11,6 +11,7 @@ from .format.partition import POSTPONE_BUCKET
 from .mergetree.kv import KeyValueLayout
 from .mergetree.merge import merge_engine
 from .options import WRITE, OptionError, Options, check_supported, parse_list
+from .retention import check_retention
 from .row_tracking import check_table
 from .schema import TableSchema
 from .types import SchemaError
@@ -37,6 +38,7 @@ def check_writable(path: str, schema: TableSchema, options: Options) -> None:
 
 def _check_layout(path: str, schema: TableSchema, options: Options) -> None:
     check_table(schema, options)  # row-tracking / data-evolution tables: Paimon's rules
+    check_retention(options)  # snapshot / changelog retention: 1 <= min <= max, as Paimon's SchemaValidation
     check_format_types(options, schema.fields, path)
     pk = list(schema.primary_keys)
     bucket = options.get("bucket")
