@@ -10,7 +10,8 @@ then reads the paimon_ds table, and streams from a changelog-only id are compare
 
 Commits are appends of a partition's rows and overwrites of a partition (which remove files: the files only
 expired snapshots held are what expiry deletes), so that neither writer compacts and both leave one file per
-partition and commit; time retention runs on the real clock, in bursts separated by sleeps longer than it.
+partition and commit; time retention runs on the real clock, in bursts separated by sleeps longer than it
+(the final state depends only on the last burst being quicker than the retention).
 """
 
 from __future__ import annotations
@@ -197,19 +198,19 @@ def java_stream(java_oracle, path: str, options: dict[str, str]) -> list[tuple]:
 
 
 def test_time_retained_min_and_limit_leave_what_java_leaves(tmp_path, java_oracle):
-    """`snapshot.time-retained` 1.5 s, `snapshot.num-retained.min` 3, the default `snapshot.expire.limit` (10):
+    """`snapshot.time-retained` 2 s, `snapshot.num-retained.min` 3, the default `snapshot.expire.limit` (10):
     12 quick commits, a pause, 5 commits, a pause, 3 commits. The first commit after the first pause may expire
     snapshots 1-10 only (the limit), the next ones the rest of the old burst, then the young stay; after the
     second pause min 3 is what keeps snapshots: 18, 19, 20 remain, EARLIEST 18, and with them exactly the files
     Java leaves."""
-    twins = Twins(tmp_path, java_oracle, {"snapshot.time-retained": "1500 ms", "snapshot.num-retained.min": "3"}, [])
+    twins = Twins(tmp_path, java_oracle, {"snapshot.time-retained": "2 s", "snapshot.num-retained.min": "3"}, [])
     commits = scenario(20)
     twins.commit(commits[:12])
     assert ids(twins.ours, "snapshot", "snapshot-") == list(range(1, 13))
-    time.sleep(1.8)
+    time.sleep(2.3)
     twins.commit(commits[12:17])
     assert ids(twins.ours, "snapshot", "snapshot-") == list(range(13, 18))
-    time.sleep(1.8)
+    time.sleep(2.3)
     twins.commit(commits[17:])
     assert ids(twins.ours, "snapshot", "snapshot-") == [18, 19, 20]
     assert (Path(twins.ours) / "snapshot/EARLIEST").read_text() == "18"

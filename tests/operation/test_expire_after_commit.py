@@ -98,11 +98,11 @@ def test_num_retained_max_leaves_only_what_the_retained_snapshots_use(tmp_path):
 
 def test_time_retained_above_num_retained_min(tmp_path):
     path = str(tmp_path / "t")
-    create(path, {"snapshot.time-retained": "1 s", "snapshot.num-retained.min": "2"})
+    create(path, {"snapshot.time-retained": "2 s", "snapshot.num-retained.min": "2"})
     for k in range(5):
         commit(path, k)
     assert snapshot_ids(path) == [1, 2, 3, 4, 5]  # all young
-    time.sleep(1.2)
+    time.sleep(2.2)
     commit(path, 5)
     assert snapshot_ids(path) == [5, 6]  # all old but min 2: the commit's and the one before
     assert (tmp_path / "t/snapshot/EARLIEST").read_text() == "5"
