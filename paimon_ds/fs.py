@@ -233,6 +233,23 @@ class FileIO:
         except OSError as e:  # a leftover file is harmless to readers; say which, so that it can be removed
             log.warning("could not delete %s (left in place): %s", path, e)
 
+    def delete_empty_dir(self, path: str) -> bool:
+        """Delete the directory ``path`` if it is empty (Hadoop's non-recursive delete); whether it went. An object
+        store has no directories: a prefix without objects is gone, its `dir/` marker (if any) removed."""
+        if self.is_local:
+            try:
+                os.rmdir(path)
+                return True
+            except OSError:
+                return False
+        if self.list_names(path):
+            return False
+        try:
+            self.fs.rm_file(path.rstrip("/") + "/")
+        except (FileNotFoundError, OSError):
+            pass
+        return True
+
     def size(self, path: str) -> int:
         fs, path, _ = self.locate(path)
         return int(fs.size(path))

@@ -568,6 +568,22 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("sink.process-time-zone", None, check_zone,
            "The zone a commit's time is read in for process-time and batch tag names (Paimon 1.x; unset: the "
            "system's)."),
+    Option("snapshot.expire.limit", 10, parse_int, "The most snapshots (and changelogs) one expiry run removes: the "
+           "expiry after each commit catches up over the next commits."),
+    Option("snapshot.clean-empty-directories", False, parse_bool, "Expiry also removes the bucket and partition "
+           "directories it left empty.", fallback_keys=("snapshot.expire.clean-empty-directories",)),
+    Option("snapshot.expire.execution-mode", "sync", enum_parser("sync", "async"),
+           "sync: the maintenance after a commit (expiry, ...) runs before the commit call returns; async: in a "
+           "background thread of the committing process (one at a time, in commit order)."),
+    Option("changelog.num-retained.min", None, _positive_int, "Changelog expiry keeps at least this many "
+           "changelogs (default: snapshot.num-retained.min); above it, expired snapshots leave "
+           "`changelog/changelog-<id>`."),
+    Option("changelog.num-retained.max", None, _positive_int, "Changelog expiry keeps at most this many changelogs "
+           "(default: snapshot.num-retained.max); above it, expired snapshots leave `changelog/changelog-<id>`."),
+    Option("changelog.time-retained", None, parse_duration_ms, "Changelog expiry removes changelogs older than this "
+           "(default: snapshot.time-retained); above it, expired snapshots leave `changelog/changelog-<id>`."),
+    Option("delete-file.thread-num", None, _positive_int, "Threads that delete the files of expired snapshots and "
+           "changelogs (default: the number of CPUs)."),
     Option("paimon_ds.row-kind-column", None, str, "Reads: add a leading string column of this name with each "
            "row's kind (+I, -U, +U, -D), as Paimon's `$audit_log` table.", table=False),
     Option("row-tracking.enabled", False, parse_bool, "Append tables with bucket=-1 (Paimon 1.x): every row gets a "

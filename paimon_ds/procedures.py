@@ -26,15 +26,16 @@ def _table(table: TableRef, storage_options: dict[str, Any] | None = None, branc
 
 
 def expire_snapshots(table: TableRef, retain_max: int | None = None, retain_min: int | None = None,
-                     older_than: dt.datetime | str | int | None = None,
+                     older_than: dt.datetime | str | int | None = None, max_deletes: int | None = None,
                      storage_options: dict[str, Any] | None = None) -> maintenance.ExpireResult:
-    """Expire snapshots beyond `retain_max`, or older than `older_than` beyond `retain_min`; defaults from
-    the table's `snapshot.num-retained.min/max` and `snapshot.time-retained`. Files a retained snapshot
-    or a tag references are kept."""
+    """Expire snapshots beyond `retain_max`, or older than `older_than` beyond `retain_min`, at most `max_deletes`;
+    defaults from the table's `snapshot.num-retained.min/max`, `snapshot.time-retained` and
+    `snapshot.expire.limit` (Paimon 1.x's procedure). The same expiry runs after every commit. Files a retained
+    snapshot, a tag, a changelog or another branch uses are kept."""
     t = _table(table, storage_options)
     now = int(time.time() * 1000)
     retained = None if older_than is None else max(0, now - to_millis(older_than))
-    return maintenance.expire_snapshots(t, retain_min, retain_max, retained, now)
+    return maintenance.expire_snapshots(t, retain_min, retain_max, retained, now, max_deletes)
 
 
 def create_tag(table: TableRef, tag: str, snapshot: int | None = None,

@@ -13,6 +13,7 @@ from .format.partition import POSTPONE_BUCKET
 from .mergetree.kv import KeyValueLayout
 from .mergetree.merge import merge_engine
 from .options import TAG, WRITE, OptionError, Options, check_supported, parse_list, unsupported_stored
+from .retention import check_retention
 from .row_tracking import check_table
 from .schema import TableSchema
 from .tag_period import TagPeriod
@@ -74,6 +75,7 @@ def check_maintenance(path: str, options: Options) -> None:
 
 def _check_layout(path: str, schema: TableSchema, options: Options) -> None:
     check_table(schema, options)  # row-tracking / data-evolution tables: Paimon's rules
+    check_retention(options)  # snapshot / changelog retention: 1 <= min <= max, as Paimon's SchemaValidation
     check_format_types(options, schema.fields, path)
     pk = list(schema.primary_keys)
     bucket = options.get("bucket")

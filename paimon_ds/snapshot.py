@@ -116,13 +116,17 @@ class SnapshotManager:
         self.table_path = table_path
         self.dir = f"{table_path}/snapshot"
         self.tag_dir = f"{table_path}/tag"
+        # snapshots expired while the changelog outlives them (Paimon's long-lived changelog): changelog-<id>,
+        # the snapshot's JSON, with their own EARLIEST / LATEST hints
+        self.changelog_dir = f"{table_path}/changelog"
 
     def path(self, snapshot_id: int) -> str:
         return f"{self.dir}/snapshot-{snapshot_id}"
 
-    def _hint(self, name: str) -> int | None:
+    def hint(self, name: str, directory: str | None = None) -> int | None:
+        """The id a hint file (EARLIEST, LATEST) of ``directory`` (default: snapshot/) holds, or None."""
         try:
-            return int(self.io.read_text(f"{self.dir}/{name}").strip())
+            return int(self.io.read_text(f"{directory or self.dir}/{name}").strip())
         except (FileNotFoundError, ValueError, OSError):
             return None
 
@@ -132,7 +136,7 @@ class SnapshotManager:
 
     def latest_id(self) -> int | None:
         """The newest snapshot id: from the LATEST hint, probing forward past a stale hint."""
-        hint = self._hint("LATEST")
+        hint = self.hint("LATEST")
         if hint is not None and self.io.exists(self.path(hint)):
             nxt = hint + 1
             while self.io.exists(self.path(nxt)):
@@ -142,7 +146,7 @@ class SnapshotManager:
         return ids[-1] if ids else None
 
     def earliest_id(self) -> int | None:
-        hint = self._hint("EARLIEST")
+        hint = self.hint("EARLIEST")
         if hint is not None and self.io.exists(self.path(hint)):
             return hint
         ids = self.list_ids()
@@ -165,12 +169,59 @@ class SnapshotManager:
         # Hints are only hints: readers probe past a stale LATEST.
         try:
             self.io.write_bytes(f"{self.dir}/LATEST", str(snapshot.id).encode())
-            if snapshot.id == 1 or self._hint("EARLIEST") is None:
+            if snapshot.id == 1 or self.hint("EARLIEST") is None:
                 self.io.write_bytes(f"{self.dir}/EARLIEST", str(self.earliest_id() or snapshot.id).encode())
         except OSError as e:
             log.warning("snapshot %d of %s committed; its LATEST / EARLIEST hints were not updated (%s): "
                         "readers find it by probing past the stale hint", snapshot.id, self.dir, e)
         return True
+
+    # ---------------------------------------------------------------- the long-lived changelog
+    def changelog_path(self, changelog_id: int) -> str:
+        return f"{self.changelog_dir}/changelog-{changelog_id}"
+
+    def changelog_ids(self) -> list[int]:
+        return sorted(int(n[10:]) for n in self.io.list_names(self.changelog_dir)
+                      if n.startswith("changelog-") and n[10:].isdigit())
+
+    def changelog_exists(self, changelog_id: int) -> bool:
+        return self.io.exists(self.changelog_path(changelog_id))
+
+    def changelog(self, changelog_id: int) -> Snapshot:
+        """The snapshot `changelog/changelog-<id>` keeps (its JSON is the expired snapshot's)."""
+        try:
+            return Snapshot.from_json(self.io.read_text(self.changelog_path(changelog_id)))
+        except FileNotFoundError:
+            raise SnapshotNotFound(f"changelog {changelog_id} does not exist in {self.table_path}") from None
+
+    def earliest_changelog_id(self) -> int | None:
+        """As Paimon's SnapshotManager.earliestLongLivedChangelogId: the EARLIEST hint if that changelog exists,
+        else the smallest id listed."""
+        hint = self.hint("EARLIEST", self.changelog_dir)
+        if hint is not None and self.changelog_exists(hint):
+            return hint
+        ids = self.changelog_ids()
+        return ids[0] if ids else None
+
+    def latest_changelog_id(self) -> int | None:
+        """As Paimon's latestLongLivedChangelogId: the LATEST hint if no changelog follows it, else the largest
+        id listed."""
+        hint = self.hint("LATEST", self.changelog_dir)
+        if hint is not None and hint > 0 and not self.changelog_exists(hint + 1):
+            return hint
+        ids = self.changelog_ids()
+        return ids[-1] if ids else None
+
+    def snapshot_or_changelog(self, snapshot_id: int) -> Snapshot:
+        """Snapshot ``snapshot_id``, or the changelog its expiry left (streaming reads go on through both)."""
+        try:
+            return self.snapshot(snapshot_id)
+        except SnapshotNotFound:
+            try:
+                return self.changelog(snapshot_id)
+            except SnapshotNotFound:
+                raise SnapshotNotFound(f"snapshot {snapshot_id} does not exist in {self.table_path}, nor does "
+                                       "a changelog of it") from None
 
     def at_or_before(self, time_millis: int) -> Snapshot:
         """The latest snapshot committed at or before ``time_millis`` (Paimon's scan.timestamp-millis)."""

@@ -72,7 +72,7 @@ def test_issue_32_keys_are_listed_separately() -> None:
         assert key in maintenance, key
     # the commit-time actions paimon_ds does not take are refused when a user sets them
     for key, value in (("tag.callbacks", "com.example.Callback"), ("tag.create-success-file", "true"),
-                       ("changelog.num-retained.max", "100"), ("consumer.changelog-only", "true")):
+                       ("consumer.changelog-only", "true")):
         with pytest.raises(OptionError, match=re.escape(f"option {key}={value!r} is not supported by paimon_ds")):
             validate({key: value})
 
@@ -247,9 +247,9 @@ def test_a_table_storing_a_read_changing_value_refuses_reads(tmp_path) -> None:
 
 def test_a_table_storing_expiry_or_tag_options_refuses_those_procedures(tmp_path) -> None:
     path = _pk_table(tmp_path)
-    _store_options(path, {"changelog.num-retained.max": "50", "tag.callbacks": "com.example.Callback"})
+    _store_options(path, {"consumer.changelog-only": "true", "tag.callbacks": "com.example.Callback"})
     before = _listing(Path(path))
-    with pytest.raises(OptionError, match="changelog.num-retained.max='50'.*nothing was expired"):
+    with pytest.raises(OptionError, match="consumer.changelog-only='true'.*nothing was expired"):
         expire_snapshots(Table.load(path), retain_min=1, retain_max=1)
     with pytest.raises(OptionError, match="tag.callbacks='com.example.Callback'.*nothing was created"):
         create_tag(Table.load(path), "t1")

@@ -85,21 +85,26 @@ def orders(catalog) -> Table:
 
 def test_set_and_remove_options(catalog, events):
     t = catalog.alter_table("db.events", [SetOption("write-buffer-size", "64mb"),
-                                          SetOption("snapshot.num-retained.max", "7")])
+                                          SetOption("snapshot.num-retained.max", "17")])
     assert t.schema.id == 1 and SchemaManager(t.io, t.root).list_ids() == [0, 1]
     loaded = Table.load(events.path)
-    assert loaded.options.raw == {"write-buffer-size": "64mb", "snapshot.num-retained.max": "7"}
+    assert loaded.options.raw == {"write-buffer-size": "64mb", "snapshot.num-retained.max": "17"}
     assert loaded.options.get("write-buffer-size") == 64 << 20
-    assert schema_json(events.path, 1)["options"] == {"write-buffer-size": "64mb", "snapshot.num-retained.max": "7"}
+    assert schema_json(events.path, 1)["options"] == {"write-buffer-size": "64mb", "snapshot.num-retained.max": "17"}
 
     catalog.alter_table("db.events", RemoveOption("write-buffer-size"))
     catalog.alter_table("db.events", RemoveOption("target-file-size"))  # a known key not set: nothing to remove
     loaded = Table.load(events.path)
-    assert loaded.schema.id == 3 and loaded.options.raw == {"snapshot.num-retained.max": "7"}
+    assert loaded.schema.id == 3 and loaded.options.raw == {"snapshot.num-retained.max": "17"}
     assert loaded.options.get("write-buffer-size") == 256 << 20
     # the data and the field ids are untouched
     assert [f["id"] for f in schema_json(events.path, 3)["fields"]] == [0, 1, 2]
     assert rows(loaded) == [{"id": 1, "name": "a", "score": 1.5}, {"id": 2, "name": "b", "score": 2.5}]
+    # Paimon's SchemaValidation: a retention it refuses (a maximum below the minimum, 10 by default) is refused
+    with pytest.raises(SchemaError, match=r"snapshot.num-retained.min \(10\) should not be larger than "
+                                          r"snapshot.num-retained.max \(7\)"):
+        catalog.alter_table("db.events", SetOption("snapshot.num-retained.max", "7"))
+    assert Table.load(events.path).schema.id == 3
 
 
 def test_immutable_options_change_only_while_the_table_is_empty(catalog):

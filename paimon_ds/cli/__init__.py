@@ -2,7 +2,7 @@
 
     paimon-ds describe PATH [--limit N] [--lsm-image FILE.svg]
     paimon-ds compact PATH [--full] [--partitions SPEC]
-    paimon-ds expire PATH [--retain-min N] [--retain-max N] [--older-than DURATION]
+    paimon-ds expire PATH [--retain-min N] [--retain-max N] [--older-than DURATION] [--max-deletes N]
     paimon-ds tag PATH NAME [--snapshot ID]       paimon-ds delete-tag PATH NAME
     paimon-ds rollback PATH (--snapshot ID | --tag NAME)
     paimon-ds remove-orphans PATH [--older-than DURATION] [--dry-run]
@@ -98,9 +98,11 @@ def _compact(table: Table, args: argparse.Namespace, out: Output) -> tuple[dict[
 def _expire(table: Table, args: argparse.Namespace, out: Output) -> tuple[dict[str, Any], str]:
     older = _duration(args.older_than, "--older-than") if args.older_than else None
     with out.busy("expiring snapshots"):
-        result = m.expire_snapshots(table, args.retain_min, args.retain_max, older)
-    doc = {"expired_snapshots": result.expired, "deleted_files": len(result.deleted_files)}
-    return doc, (f"expired {len(result.expired)} snapshot(s) {result.expired}, "
+        result = m.expire_snapshots(table, args.retain_min, args.retain_max, older, max_deletes=args.max_deletes)
+    doc = {"expired_snapshots": result.expired, "expired_changelogs": result.expired_changelogs,
+           "deleted_files": len(result.deleted_files)}
+    changelogs = f", {len(result.expired_changelogs)} changelog(s)" if result.expired_changelogs else ""
+    return doc, (f"expired {len(result.expired)} snapshot(s) {result.expired}{changelogs}, "
                  f"deleted {len(result.deleted_files)} file(s)")
 
 
@@ -244,6 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retain-min", type=int)
     p.add_argument("--retain-max", type=int)
     p.add_argument("--older-than", help="expire snapshots older than this (e.g. 1 h, 7 d)")
+    p.add_argument("--max-deletes", type=int,
+                   help="expire at most this many snapshots (default: snapshot.expire.limit)")
     p = add("tag", "tag a snapshot (the latest by default)")
     p.add_argument("name")
     p.add_argument("--snapshot", type=int)

@@ -310,7 +310,10 @@ class TableCommit:
         attempt_files: list[str] = []  # files of the current attempt, deleted if it does not land
         try:
             tracking = row_tracking_enabled(self.table.options)
-            if (adds or fixed_deletes) and not tracking:  # row ids depend on the attempt's base: written per attempt
+            # row ids depend on the attempt's base, an overwrite's deletes too: their delta is written per attempt,
+            # one manifest of the deletes then the adds, as Paimon's commit writes it
+            per_attempt = tracking or overwrite is not None
+            if (adds or fixed_deletes) and not per_attempt:
                 delta_metas = self.manifest_file.write(fixed_deletes + adds)
             if changelog:
                 changelog_metas = self.manifest_file.write(changelog)
@@ -334,17 +337,15 @@ class TableCommit:
                                for e in live.values() if overwritten(overwrite, e.partition)]
                 this_delta = list(delta_metas)
                 next_row_id = latest.next_row_id if latest else None
-                if tracking:
-                    tracked, next_row_id = assign_row_tracking(
-                        adds, (latest.id + 1) if latest else 1, next_row_id or 0,
-                        self.table.options.get("row-tracking.partition-group-on-commit"))
-                    if adds or fixed_deletes:
-                        this_delta = self.manifest_file.write(fixed_deletes + tracked)
+                if per_attempt:
+                    added = adds
+                    if tracking:
+                        added, next_row_id = assign_row_tracking(
+                            adds, (latest.id + 1) if latest else 1, next_row_id or 0,
+                            self.table.options.get("row-tracking.partition-group-on-commit"))
+                    if deletes or fixed_deletes or added:
+                        this_delta = self.manifest_file.write(deletes + fixed_deletes + added)
                         attempt_files += [m.file_name for m in this_delta]
-                if deletes:
-                    delete_metas = self.manifest_file.write(deletes)
-                    attempt_files += [m.file_name for m in delete_metas]
-                    this_delta += delete_metas
                 index_changes = self.index.hash_changes(added_hashes, latest, hash_base, overwrite)
                 index_manifest = self.index.manifest_for(latest, overwrite, index_changes, dv_changes or [])
                 if latest is None or index_manifest != latest.index_manifest:
@@ -440,8 +441,9 @@ class TableCommit:
             self.io.delete_quietly(f"{self.manifest_file.dir}/{name}")
 
     def _maybe_merge(self, metas: list[ManifestFileMeta]) -> tuple[list[ManifestFileMeta], list[str]]:
-        """Rewrite the live entries into fewer manifests once there are more than merge-min-count."""
-        if len(metas) <= self.merge_min_count:
+        """Rewrite the live entries into fewer manifests once there are merge-min-count of them (Paimon's
+        ManifestFileMerger: `candidates.size() >= suggestedMinMetaCount`)."""
+        if len(metas) < self.merge_min_count:
             return metas, []
         entries = [e for m in metas for e in self.manifest_file.read(m.file_name)]
         live = list(live_entries(entries).values())

@@ -38,6 +38,7 @@ from ..consumer import ConsumerManager
 from ..manifest.meta import DataFileMeta, FileKind, ManifestEntry
 from ..mergetree.compact import CompactionOptions
 from ..options import OptionError
+from ..retention import Retention
 from ..snapshot import Snapshot, SnapshotNotFound
 from .scan import LevelFilter, Split, TableScan, above_level0, all_levels
 
@@ -105,6 +106,9 @@ class StreamScan:
         producer = table.options.get("changelog-producer")
         # A table with a changelog producer records its changes in changelog files: read those.
         self.changelog = producer != "none" and bool(table.schema.primary_keys)
+        # expired snapshots may leave their changelog (changelog/changelog-<id>): a stream reads on through it
+        # (Paimon's NextSnapshotFetcher, and its starting scanners' earliest id)
+        self.decoupled = Retention.from_options(table.options).changelog_decoupled
         self._units: dict[tuple[int, bool], list[StreamSplit]] = {}
         opts = table.options
         self.consumer_id: str | None = opts.get("consumer-id")
@@ -155,7 +159,7 @@ class StreamScan:
             if snapshot_id is None:
                 raise OptionError(f"scan.mode {mode} needs scan.snapshot-id")
             sid = snapshot_id
-            earliest = self.sm.earliest_id()
+            earliest = self._earliest_id()
             if mode == "from-snapshot-full":
                 self.sm.snapshot(sid)  # must exist: its full contents are read
                 return StreamPosition(sid, full=True)
@@ -165,11 +169,23 @@ class StreamScan:
             return StreamPosition(max(sid, 1))
         if timestamp is None:
             raise OptionError("scan.mode from-timestamp needs scan.timestamp-millis")
-        # the first snapshot committed at or after the timestamp (Paimon: after the last one before it)
-        for sid in self.sm.list_ids():
-            if self.sm.snapshot(sid).time_millis >= timestamp:
+        # the first snapshot committed at or after the timestamp (Paimon: after the last one before it), among
+        # the changelogs too when they outlive the snapshots
+        ids = self.sm.list_ids()
+        changelog_ids = [i for i in self.sm.changelog_ids() if not ids or i < ids[0]] if self.decoupled else []
+        for sid in changelog_ids + ids:
+            if self.sm.snapshot_or_changelog(sid).time_millis >= timestamp:
                 return StreamPosition(sid)
         return StreamPosition((latest or 0) + 1)
+
+    def _earliest_id(self) -> int | None:
+        """The earliest id a stream can start at: the earliest changelog's when the changelog outlives the
+        snapshots (ContinuousFromSnapshotStartingScanner), else the earliest snapshot's."""
+        if self.decoupled:
+            earliest_changelog = self.sm.earliest_changelog_id()
+            if earliest_changelog is not None:
+                return earliest_changelog
+        return self.sm.earliest_id()
 
     # ---------------------------------------------------------------- units
     def unit(self, snapshot_id: int, full: bool) -> list[StreamSplit]:
@@ -184,10 +200,16 @@ class StreamScan:
             return self.sm.snapshot(snapshot_id)
         except SnapshotNotFound:
             earliest = self.sm.earliest_id()
+            if self.decoupled and (earliest is None or snapshot_id < earliest):
+                try:  # the snapshot expired, its changelog stays: read on through it
+                    return self.sm.changelog(snapshot_id)
+                except SnapshotNotFound:
+                    pass
             raise SnapshotNotFound(
                 f"snapshot {snapshot_id} of {self.table.path} expired before this stream read it (the earliest "
-                f"is {earliest}); keep snapshots longer (snapshot.num-retained.min, snapshot.time-retained) or "
-                "restart the query with a new checkpoint") from None
+                f"is {earliest}); keep snapshots longer (snapshot.num-retained.min, snapshot.time-retained), or "
+                "the changelog (changelog.num-retained.min, changelog.time-retained), or restart the query with a "
+                "new checkpoint") from None
 
     def _plan_unit(self, snapshot_id: int, full: bool) -> list[StreamSplit]:
         snapshot = self._snapshot(snapshot_id)

@@ -84,10 +84,8 @@ def call(ctx: SqlContext, plan: Any) -> DataFrame:
         snapshot = compact(spark, table.path, strategy == "full", options, args.get("partitions") or None)
         return spark.createDataFrame([(snapshot is not None,)], "result boolean")
     if name == "expire_snapshots":
-        if args.get("max_deletes") is not None:
-            raise SqlError("sys.expire_snapshots: max_deletes is not supported by paimon_ds")
         result = procedures.expire_snapshots(table, args.get("retain_max"), args.get("retain_min"),
-                                             args.get("older_than"))
+                                             args.get("older_than"), args.get("max_deletes"))
         return spark.createDataFrame([(len(result.expired),)], "deleted_snapshots_num int")
     if name == "create_tag":
         if args.get("time_retained") is not None:
