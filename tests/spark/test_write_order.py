@@ -91,9 +91,11 @@ def as_model(t: pa.Table) -> dict[int, tuple]:
 
 
 def level0_sequences(path: str) -> dict[int, list[int]]:
-    """bucket -> the sequence number of each data file (one number per file: min == max)."""
+    """bucket -> the sequence number of each data file the write's commit (snapshot 1, before the compaction the
+    commit may run after it) added (one number per file: min == max)."""
     out: dict[int, list[int]] = {}
-    for e in Table.load(path).new_scan().read_entries():
+    table = Table.load(path)
+    for e in table.new_scan().read_entries(table.snapshot_manager.snapshot(1)):
         assert e.file.min_sequence_number == e.file.max_sequence_number, e.file
         out.setdefault(e.bucket, []).append(e.file.min_sequence_number)
     return {b: sorted(s) for b, s in sorted(out.items())}
