@@ -124,10 +124,14 @@ class StreamCommit:
     def commit(self, messages: Sequence[CommitMessage], identifier: int, overwrite: bool = False,
                base_snapshot_id: int | None = None) -> Snapshot | None:
         """Commit one micro-batch once. Returns its snapshot, or None (replayed or empty batch)."""
-        commit = self.table.new_commit(
-            # its compaction commits as `<user>-compact` (see the module docstring), with the batch's identifier
-            self.commit_user, lambda buckets, full, _user, _identifier: self._compact(buckets, full, identifier),
-            streaming=True)
+        compacted_first = False
+
+        def compact_after(buckets: set[tuple[bytes, int]], full: bool, _user: str, _identifier: int):
+            # as `<user>-compact` with the batch's identifier (see the module docstring), unless the batch had to
+            # compact before its commit (that pair is taken: the next batch compacts what is left)
+            return None if compacted_first else self._compact(buckets, full, identifier)
+
+        commit = self.table.new_commit(self.commit_user, compact_after, streaming=True)
         if self.is_committed(identifier):
             log.info("batch %s of %s is already committed by %s: dropping the replay's files",
                      identifier, self.table.path, self.commit_user)
@@ -137,7 +141,21 @@ class StreamCommit:
             return commit.overwrite(messages, identifier=identifier)
         self._back_pressure(messages)
         self.compact_backlog(messages)
+        compacted_first = self._stall_at_stop_trigger(messages, identifier) is not None
         return commit.commit(messages, identifier, base_snapshot_id=base_snapshot_id)
+
+    def _stall_at_stop_trigger(self, messages: Sequence[CommitMessage], identifier: int) -> Snapshot | None:
+        """Paimon's writer stalls at `num-sorted-run.stop-trigger`: a bucket the batch would push above it (the last
+        compaction picked only some runs, or a driver died before it ran) is compacted before the batch's data
+        commit, as `<user>-compact` with the batch's identifier: fully, so that the batch's runs fit under it."""
+        if not self.table.schema.primary_keys or not self._compacts():
+            return None
+        over = self._over_stop_trigger(messages)
+        if not over:
+            return None
+        log.info("%s: %s bucket(s) would exceed num-sorted-run.stop-trigger; compacting them before batch %s",
+                 self.table.path, len(over), identifier)
+        return self._compact_buckets(over, identifier, full=True)
 
     def cancel(self) -> None:
         """Cancel this query's background compaction (the stream aborted a batch)."""
