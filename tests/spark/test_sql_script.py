@@ -266,10 +266,10 @@ def test_alter_table_through_sql_refreshes_the_session_table(spark, tmp_path):
     spark.sql("INSERT INTO a.t VALUES (1, 'x')")
     paimon_ds.sql(spark, "ALTER TABLE a.t ADD COLUMNS (n INT COMMENT 'new')")
     paimon_ds.sql(spark, "ALTER TABLE a.t RENAME COLUMN v TO s")
-    paimon_ds.sql(spark, "ALTER TABLE a.t SET TBLPROPERTIES ('snapshot.num-retained.max' = '7')")
+    paimon_ds.sql(spark, "ALTER TABLE a.t SET TBLPROPERTIES ('snapshot.num-retained.max' = '17')")
     spark.sql("INSERT INTO a.t VALUES (2, 'y', 5)")
     assert rows(spark, "SELECT * FROM a.t ORDER BY id") == [(1, "x", None), (2, "y", 5)]
-    assert ("snapshot.num-retained.max", "7") in rows(spark, "SELECT * FROM global_temp.`a.t$options`")
+    assert ("snapshot.num-retained.max", "17") in rows(spark, "SELECT * FROM global_temp.`a.t$options`")
     paimon_ds.sql(spark, "ALTER TABLE a.t UNSET TBLPROPERTIES ('snapshot.num-retained.max')")
     paimon_ds.sql(spark, "ALTER TABLE a.t DROP COLUMN n")
     paimon_ds.sql(spark, "ALTER TABLE a.t RENAME TO a.u")
