@@ -112,5 +112,6 @@ def test_nan_partition_written_here(java_oracle, pypaimon_oracle, table_path):
     expected = [(1, CANONICAL), (2, CANONICAL), (3, MINUS_ZERO), (4, ZERO), (5, ONE)]
     assert by_id(Table.load(table_path).to_arrow()) == expected
     assert by_id(java_oracle.read(table_path)) == expected
-    with pytest.raises(AssertionError, match="p=nan"):
+    # pypaimon reads its splits in parallel: whichever of its wrong partition paths it opens first fails
+    with pytest.raises(AssertionError, match=r"p=nan|p=-0\.0"):
         pypaimon_oracle.read(table_path)

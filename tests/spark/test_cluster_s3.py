@@ -209,10 +209,13 @@ def test_cluster_on_s3_configured_by_spark_conf(s3_server, java_oracle, tmp_path
     expected_users = [{"id": i, "v": f"p1-{i}"} for i in range(30)] + [{"id": i, "v": f"p2-{i}"} for i in range(30, 50)]
     assert without(users, "executor") == expected_users
     assert out["users"] == [[r["id"], r["v"]] for r in expected_users]
-    assert out["compact"] == [3, "COMPACT"]
+    # the full compaction, unless the second commit's own compaction already left one run (then nothing to do)
+    assert out["compact"] in (None, [3, "COMPACT"])
     # 60 records in the files before the compaction (the upserts' old versions too), 50 after it
-    assert [(s.id, s.commit_kind, s.total_record_count) for s in snapshots(paths["users"], options)] == [
-        (1, "APPEND", 40), (2, "APPEND", 60), (3, "COMPACT", 50)]
+    users_snaps = snapshots(paths["users"], options)
+    assert [(s.commit_kind, s.total_record_count) for s in users_snaps if s.commit_kind != "COMPACT"] == [
+        ("APPEND", 40), ("APPEND", 60)]
+    assert (users_snaps[-1].commit_kind, users_snaps[-1].total_record_count) == ("COMPACT", 50)
 
     # streaming: one micro-batch per input file, each committed once under the query's id (kept by the
     # checkpoint across the restart), 30 input rows written once, 15..19 upserted by the second run
