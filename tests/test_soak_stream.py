@@ -33,6 +33,7 @@ from pyspark.sql import SparkSession
 from paimon_ds import Table
 from paimon_ds.mergetree.compact import CompactionOptions, sorted_runs
 from paimon_ds.operation.scan import TableScan
+from tests.spark.test_compaction_entry_points import wait_until_settled
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.int64()), ("name", pa.string()), ("amount", pa.float64())])
 SPARK_SCHEMA = "id BIGINT, v BIGINT, name STRING, amount DOUBLE"
@@ -105,7 +106,7 @@ def _run_stream(spark: SparkSession, tmp_path: Path, batches: int, rows: int, ke
     assert query.exception() is None
     assert [p.batchId for p in progress] == list(range(batches))
     assert sum(p.numInputRows for p in progress) == batches * rows
-    _settle(path)
+    wait_until_settled(path, limit_s=300.0)
 
     table = Table.load(path)
     sm = table.snapshot_manager
@@ -129,19 +130,6 @@ def _run_stream(spark: SparkSession, tmp_path: Path, batches: int, rows: int, ke
                         {b: len(fs) for b, fs in sorted(last.items())},
                         {b: len(sorted_runs(fs)) for b, fs in sorted(last.items())}, kinds, data_ids)
     return result, model, path
-
-
-def _settle(path: str, quiet_s: float = 3.0, limit_s: float = 300.0) -> None:
-    """The query's background compaction may commit after the last batch: wait until no snapshot lands."""
-    sm = Table.load(path).snapshot_manager
-    deadline = time.monotonic() + limit_s
-    last, since = sm.latest_id(), time.monotonic()
-    while time.monotonic() < deadline:
-        time.sleep(0.5)
-        if sm.latest_id() != last:
-            last, since = sm.latest_id(), time.monotonic()
-        elif time.monotonic() - since >= quiet_s:
-            return
 
 
 def _check(result: SoakResult, model: pa.Table, path: str, batches: int, buckets: int | None = 8) -> None:

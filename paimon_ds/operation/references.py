@@ -40,6 +40,24 @@ def changelog_snapshots(table: Table) -> list[Snapshot]:
     return out
 
 
+class DataPaths:
+    """Table-relative paths of a scan's bucket directories and data files, each directory computed once."""
+
+    def __init__(self, scan: TableScan) -> None:
+        self.scan = scan
+        self.dirs: dict[tuple[bytes, int], str] = {}
+
+    def bucket_dir(self, partition: bytes, bucket: int) -> str:
+        key = (partition, bucket)
+        if key not in self.dirs:
+            self.dirs[key] = self.scan.bucket_dir(partition, bucket)
+        return self.dirs[key]
+
+    def data_path(self, e: ManifestEntry) -> str:
+        """Table-relative path of a data file, or its full external location (`_EXTERNAL_PATH`)."""
+        return e.file.external_path or f"{self.bucket_dir(e.partition, e.bucket)}/{e.file.file_name}"
+
+
 class References:
     """Data files (relative to the table; external ones by their full location) and metadata files (names under
     `manifest/`) a set of snapshots uses."""
@@ -49,18 +67,8 @@ class References:
         self.scan = TableScan(table)
         self.data: set[str] = set()
         self.manifests: set[str] = set()
-        self._dirs: dict[tuple[bytes, int], str] = {}
+        self.paths = DataPaths(self.scan)
         self._index_manifests_read: set[str] = set()  # consecutive snapshots often share one
-
-    def bucket_dir(self, partition: bytes, bucket: int) -> str:
-        key = (partition, bucket)
-        if key not in self._dirs:
-            self._dirs[key] = self.scan.bucket_dir(partition, bucket)
-        return self._dirs[key]
-
-    def data_path(self, e: ManifestEntry) -> str:
-        """Table-relative path of a data file, or its full external location (`_EXTERNAL_PATH`)."""
-        return e.file.external_path or f"{self.bucket_dir(e.partition, e.bucket)}/{e.file.file_name}"
 
     def read_list(self, name: str | None) -> list[ManifestFileMeta] | None:
         """A manifest list, or None if it is gone (an expiry removed it)."""
@@ -81,14 +89,14 @@ class References:
         data_metas = [m for name in (snapshot.base_manifest_list, snapshot.delta_manifest_list)
                       for m in metas.get(name, [])]
         for e in live_entries(e for m in data_metas for e in mf.read(m.file_name)).values():
-            self.data.add(self.data_path(e))
+            self.data.add(self.paths.data_path(e))
         for name, ms in metas.items():
             self.manifests.add(name)
             self.manifests.update(m.file_name for m in ms)
             if name == snapshot.changelog_manifest_list:
                 for m in ms:
                     for e in mf.read(m.file_name):
-                        self.data.add(self.data_path(e))
+                        self.data.add(self.paths.data_path(e))
         if snapshot.index_manifest and snapshot.index_manifest not in self._index_manifests_read:
             # the index manifest and every index file it lists (hash indexes, deletion vectors), in `index/` or
             # beside the data (`index-file-in-data-file-dir`), or at a recorded external location
@@ -108,7 +116,7 @@ class References:
         for m in self.read_list(snapshot.delta_manifest_list) or []:
             for e in mf.read(m.file_name):
                 if e.kind in (FileKind.ADD, FileKind.DELETE):
-                    self.data.add(self.data_path(e))
+                    self.data.add(self.paths.data_path(e))
 
     def add_table(self, table: Table) -> None:
         """Every snapshot, tag and changelog of ``table``'s branch."""

@@ -38,7 +38,7 @@ from ..manifest.meta import FileKind, FileSource, ManifestEntry, ManifestFileMet
 from ..options import EXPIRE, check_supported
 from ..retention import Retention
 from ..snapshot import Snapshot, SnapshotManager, SnapshotNotFound
-from .references import References, other_branches_references, tag_snapshots
+from .references import DataPaths, References, other_branches_references, tag_snapshots
 from .scan import TableScan
 
 if TYPE_CHECKING:
@@ -288,20 +288,11 @@ class FileDeletion:
         self.index_files: dict[str, str] = {}  # table-relative (or full) path -> where it is deleted
         self.statistics: dict[str, None] = {}
         self.buckets: set[tuple[bytes, int]] = set()  # where data files went (empty directories)
-        self._dirs: dict[tuple[bytes, int], str] = {}
+        self.paths = DataPaths(self.scan)
         self._tag: tuple[int, set[str]] | None = None  # the tag whose data files were read last
         self._index = IndexManifestFile(self.io, table.root)
 
     # -- reading, as Paimon's tryRead*: a list or manifest already gone is skipped
-    def bucket_dir(self, partition: bytes, bucket: int) -> str:
-        key = (partition, bucket)
-        if key not in self._dirs:
-            self._dirs[key] = self.scan.bucket_dir(partition, bucket)
-        return self._dirs[key]
-
-    def data_path(self, e: ManifestEntry) -> str:
-        return e.file.external_path or f"{self.bucket_dir(e.partition, e.bucket)}/{e.file.file_name}"
-
     def list_exists(self, name: str | None) -> bool:
         return bool(name) and self.io.exists(f"{self.table.root}/manifest/{name}")
 
@@ -337,9 +328,9 @@ class FileDeletion:
             if read is None:
                 return
             entries += read
-        added = {self.data_path(e) for e in entries if e.kind == FileKind.ADD}
+        added = {self.paths.data_path(e) for e in entries if e.kind == FileKind.ADD}
         for e in entries:
-            path = self.data_path(e)
+            path = self.paths.data_path(e)
             if e.kind != FileKind.DELETE or path in added or path in keep:
                 continue
             if keep_appended and (e.file.file_source if e.file.file_source is not None else FileSource.APPEND) \
@@ -355,7 +346,7 @@ class FileDeletion:
         for meta in self.read_list(list_name):
             for e in self.read_manifest(meta.file_name) or []:
                 if e.kind == FileKind.ADD:
-                    self._add_data(self.data_path(e), e)
+                    self._add_data(self.paths.data_path(e), e)
 
     def _add_data(self, path: str, e: ManifestEntry) -> None:
         self.data[path] = None
@@ -373,7 +364,7 @@ class FileDeletion:
                 metas = self.scan.manifest_list.read(tag.base_manifest_list) + \
                     self.scan.manifest_list.read(tag.delta_manifest_list)
                 for e in live_entries(e for m in metas for e in self.scan.manifest_file.read(m.file_name)).values():
-                    files.add(self.data_path(e))
+                    files.add(self.paths.data_path(e))
             except (OSError, ValueError) as e:
                 log.info("expiry of %s: tag of snapshot %s not read (%s): the files of snapshot %s stay",
                          self.table.path, tag.id, e, sid)
@@ -467,7 +458,7 @@ class FileDeletion:
         for partition in {p for p, _ in self.buckets}:
             for p, bucket in self.buckets:
                 if p == partition:
-                    self.io.delete_empty_dir(f"{root}/{self.bucket_dir(p, bucket)}")
+                    self.io.delete_empty_dir(f"{root}/{self.paths.bucket_dir(p, bucket)}")
             rel = self.scan.partition_dir(partition)
             if not rel:
                 continue
