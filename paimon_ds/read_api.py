@@ -143,7 +143,8 @@ class Scan:
         """The number of rows the scan gives; from file metadata alone where no row needs reading (an append
         table without filter or deletion vectors), else by reading the fewest columns."""
         splits = self.plan()
-        if (self.filter is None and not self.table.schema.primary_keys and not row_tracking_enabled(self.table.options)
+        if (self.filter is None and not self.table.table_schema.primary_keys
+                and not row_tracking_enabled(self.table.options)
                 and not any(s.deletion_files for s in splits)):
             total = sum(s.row_count for s in splits)
             return total if self.limit is None else min(total, self.limit)

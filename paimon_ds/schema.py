@@ -60,6 +60,21 @@ class TableSchema:
     def arrow_schema(self) -> pa.Schema:
         return to_arrow_schema(self.fields)
 
+    def as_arrow(self) -> pa.Schema:
+        """The schema as Arrow types (the public name, as pyiceberg's Schema.as_arrow)."""
+        return self.arrow_schema()
+
+    def __repr__(self) -> str:
+        columns = ", ".join(f"{f.name} {f.type.sql()}" for f in self.fields)
+        parts = [f"id={self.id}", f"columns=[{columns}]"]
+        if self.primary_keys:
+            parts.append(f"primary_keys={list(self.primary_keys)}")
+        if self.partition_keys:
+            parts.append(f"partition_keys={list(self.partition_keys)}")
+        if self.options:
+            parts.append(f"options={dict(self.options)}")
+        return f"Schema({', '.join(parts)})"
+
     # ---------------------------------------------------------------- JSON
     def to_json(self) -> str:
         return json.dumps({

@@ -163,7 +163,7 @@ def _schemas(table: Table) -> list[dict[str, Any]]:
 
 
 def _latest_schema(table: Table) -> TableSchema:
-    return table.schema_manager.latest() or table.schema
+    return table.schema_manager.latest() or table.table_schema
 
 
 def _options(table: Table) -> list[dict[str, Any]]:

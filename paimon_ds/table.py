@@ -50,7 +50,7 @@ class Table:
         self.io = io or FileIO(path, storage_options)
         self.root = self.io.root  # data files, manifests and index files: shared by every branch
         self.storage_options = storage_options
-        self.schema = schema
+        self.table_schema = schema
         self.dynamic_options = dict(dynamic_options or {})
         # the one place per-job options overlay the stored ones: every load, read and write passes here
         check_job_options(schema.options, self.dynamic_options, schema.primary_keys, schema.partition_keys)
@@ -128,7 +128,7 @@ class Table:
 
     def check_writable(self) -> None:
         """Refuse, before any data is written, a table layout this version cannot write correctly."""
-        check_writable(self.path, self.schema, self.options)
+        check_writable(self.path, self.table_schema, self.options)
 
     def check_readable(self) -> None:
         """Refuse, before any row is read, a table whose options (stored or given) ask for reads paimon_ds does not
@@ -136,16 +136,16 @@ class Table:
         check_supported(self.options, READ, self.path)
 
     def check_write_schema(self, arrow_schema: pa.Schema, options: Mapping[str, str]) -> None:
-        for key, stored in (("partition", list(self.schema.partition_keys)),
-                            ("primary-key", list(self.schema.primary_keys))):
+        for key, stored in (("partition", list(self.table_schema.partition_keys)),
+                            ("primary-key", list(self.table_schema.primary_keys))):
             if key in options and Options(options).get(key) != stored:
                 raise OptionError(f"option {key}={options[key]!r} differs from the table's {key} {stored}")
-        if "bucket" in options and Options(options).get("bucket") != Options(self.schema.options).get("bucket"):
+        if "bucket" in options and Options(options).get("bucket") != Options(self.table_schema.options).get("bucket"):
             raise OptionError(f"option bucket={options['bucket']} differs from the table's bucket "
-                              f"{self.schema.options.get('bucket', '-1')} (rescaling is not supported)")
+                              f"{self.table_schema.options.get('bucket', '-1')} (rescaling is not supported)")
         incoming, _ = fields_from_arrow(arrow_schema)
         by_name = {f.name: f for f in incoming}
-        table_names = self.schema.field_names
+        table_names = self.table_schema.field_names
         missing = [n for n in table_names if n not in by_name]
         extra = [n for n in by_name if n not in table_names]
         problems = []
@@ -153,12 +153,12 @@ class Table:
             problems.append(f"missing column(s) {missing}")
         if extra:
             problems.append(f"column(s) {extra} not in the table")
-        for f in self.schema.fields:
+        for f in self.table_schema.fields:
             if f.name in by_name and not same_type_ignoring_nullability(f.type, by_name[f.name].type):
                 problems.append(f"column {f.name!r} is {by_name[f.name].type.sql()} in the data "
                                 f"but {f.type.sql()} in the table")
         if problems:
-            columns = ", ".join(f"{x.name} {x.type.sql()}" for x in self.schema.fields)
+            columns = ", ".join(f"{x.name} {x.type.sql()}" for x in self.table_schema.fields)
             raise SchemaError(f"the data does not match the schema of Paimon table {self.path}: "
                               + "; ".join(problems) + f". Table columns: {columns}")
 
@@ -173,11 +173,16 @@ class Table:
 
     @property
     def partition_keys(self) -> list[str]:
-        return list(self.schema.partition_keys)
+        return list(self.table_schema.partition_keys)
+
+    def schema(self) -> TableSchema:
+        """The table's current schema: fields (name, type, id), primary_keys, partition_keys, options, id;
+        `.as_arrow()` gives it as an Arrow schema (as pyiceberg's `tbl.schema().as_arrow()`)."""
+        return self.table_schema
 
     def arrow_schema(self) -> pa.Schema:
         try:
-            return self.schema.arrow_schema()
+            return self.table_schema.arrow_schema()
         except SchemaError as e:  # a type paimon_ds cannot read or write: say which table
             raise SchemaError(f"Paimon table {self.path}: {e}") from None
 
@@ -194,9 +199,9 @@ class Table:
 
     def schema_by_id(self, schema_id: int) -> TableSchema:
         """The schema a file or snapshot was written under (older ones read once per process)."""
-        if schema_id == self.schema.id:
-            return self.schema
-        key = (self.schema_manager.dir, schema_id, self.schema.time_millis)
+        if schema_id == self.table_schema.id:
+            return self.table_schema
+        key = (self.schema_manager.dir, schema_id, self.table_schema.time_millis)
         if key not in _old_schemas:
             _old_schemas[key] = self.schema_manager.schema(schema_id)
         return _old_schemas[key]
@@ -315,12 +320,12 @@ class Table:
         return out
 
     def __repr__(self) -> str:
-        columns = ", ".join(f"{f.name} {f.type.sql()}" for f in self.schema.fields)
+        columns = ", ".join(f"{f.name} {f.type.sql()}" for f in self.table_schema.fields)
         parts = [repr(self.path), f"columns=[{columns}]"]
-        if self.schema.primary_keys:
-            parts.append(f"primary_keys={list(self.schema.primary_keys)}")
-        if self.schema.partition_keys:
-            parts.append(f"partition_keys={list(self.schema.partition_keys)}")
+        if self.table_schema.primary_keys:
+            parts.append(f"primary_keys={list(self.table_schema.primary_keys)}")
+        if self.table_schema.partition_keys:
+            parts.append(f"partition_keys={list(self.table_schema.partition_keys)}")
         parts.append(f"bucket={self.options.raw.get('bucket', '-1')}")
         if self.branch != MAIN_BRANCH:
             parts.append(f"branch={self.branch!r}")

@@ -380,8 +380,8 @@ def test_merge_schema_and_expiry_on_a_branch(branched, pypaimon_oracle, tmp_path
     w = table.new_write()
     w.write_arrow(pa.table({"dt": ["e"], "id": [5], "v": ["b1-5"], "extra": [7]}, schema=wider))
     table.new_commit().commit(w.prepare_commit())
-    assert Table.load(path, {"branch": "b1"}).schema.field_names == ["dt", "id", "v", "extra"]
-    assert Table.load(path).schema.field_names == ["dt", "id", "v"]  # main's schema is its own
+    assert Table.load(path, {"branch": "b1"}).schema().field_names == ["dt", "id", "v", "extra"]
+    assert Table.load(path).schema().field_names == ["dt", "id", "v"]  # main's schema is its own
     out = str(tmp_path / "pp.parquet")
     pypaimon_oracle.exec(path, f"BRANCH = 'b1'\nOUT = {out!r}\n{PP_READ_BRANCH}")
     theirs = pq.read_table(out)

@@ -101,7 +101,7 @@ def test_tables_of_other_writers_are_listed_and_read(tmp_path, java_oracle, pypa
     assert catalog.list_tables("db") == ["from_java", "ours"]
     read = catalog.get_table("db.from_java").to_arrow()
     assert sorted(read.to_pylist(), key=lambda r: r["id"]) == data.to_pylist()
-    assert list(catalog.get_table("db.from_java").schema.primary_keys) == ["id"]
+    assert list(catalog.get_table("db.from_java").schema().primary_keys) == ["id"]
     for oracle in (java_oracle, pypaimon_oracle):
         got = oracle.read(ours.path)
         assert sorted(got.to_pylist(), key=lambda r: r["id"]) == data.to_pylist()

@@ -203,7 +203,7 @@ def _store_options(path: str, options: dict[str, str]) -> None:
     """Store options in the table's schema as another writer (Java Paimon) would: a new schema file, unchecked."""
     table = Table.load(path)
     manager = SchemaManager(table.io, table.root)
-    schema = table.schema
+    schema = table.table_schema
     new = dataclasses.replace(schema, id=schema.id + 1, options={**schema.options, **options})
     assert manager.create(new).id == schema.id + 1
 
@@ -312,16 +312,16 @@ def test_add_column_before_partition(tmp_path) -> None:
     write_arrow(path, pa.table({"id": [1], "dt": ["d1"], "v": ["a"]}), partition_by="dt",
                 options={"add-column-before-partition": "true"})
     commit_changes(path, [AddColumn("x", pa.int64()), AddColumn("y", pa.int64(), position="first")])
-    assert Table.load(path).schema.field_names == ["y", "id", "x", "dt", "v"]
+    assert Table.load(path).schema().field_names == ["y", "id", "x", "dt", "v"]
     unpartitioned = str(tmp_path / "u")
     write_arrow(unpartitioned, pa.table({"id": [1]}), options={"add-column-before-partition": "true"})
     commit_changes(unpartitioned, AddColumn("x", pa.int64()))
-    assert Table.load(unpartitioned).schema.field_names == ["id", "x"]
+    assert Table.load(unpartitioned).schema().field_names == ["id", "x"]
     # without it (Paimon's default) an added column goes last
     plain = str(tmp_path / "p")
     write_arrow(plain, pa.table({"id": [1], "dt": ["d1"]}), partition_by="dt")
     commit_changes(plain, AddColumn("x", pa.int64()))
-    assert Table.load(plain).schema.field_names == ["id", "dt", "x"]
+    assert Table.load(plain).schema().field_names == ["id", "dt", "x"]
 
 
 def test_disable_explicit_type_casting(tmp_path) -> None:

@@ -240,7 +240,7 @@ def test_row_tracking_cannot_be_switched_after_data(table_path: str) -> None:
     for key in ("row-tracking.enabled", "data-evolution.enabled"):
         with pytest.raises(OptionError, match="cannot change once the table holds data"):
             commit_changes(table_path, [SetOption(key, "false" if key == "row-tracking.enabled" else "true")])
-    assert Table.load(table_path).schema.id == 0
+    assert Table.load(table_path).schema().id == 0
 
 
 def test_data_evolution_tables_are_not_compacted(table_path: str) -> None:
@@ -267,7 +267,7 @@ def test_manifest_entries_carry_first_row_id(table_path: str) -> None:
     append(table_path, rows(range(4)))
     t = Table.load(table_path)
     s = t.latest_snapshot()
-    ml, mf = ManifestList(t.io, t.root), ManifestFile(t.io, t.root, [], t.schema.id)
+    ml, mf = ManifestList(t.io, t.root), ManifestFile(t.io, t.root, [], t.table_schema.id)
     (entry,) = [e for m in ml.read(s.delta_manifest_list) for e in mf.read(m.file_name)]
     assert (entry.file.first_row_id, entry.file.min_sequence_number, entry.file.max_sequence_number) == (0, 1, 1)
     assert entry.file.write_cols is None

@@ -86,7 +86,7 @@ def orders(catalog) -> Table:
 def test_set_and_remove_options(catalog, events):
     t = catalog.alter_table("db.events", [SetOption("write-buffer-size", "64mb"),
                                           SetOption("snapshot.num-retained.max", "17")])
-    assert t.schema.id == 1 and SchemaManager(t.io, t.root).list_ids() == [0, 1]
+    assert t.table_schema.id == 1 and SchemaManager(t.io, t.root).list_ids() == [0, 1]
     loaded = Table.load(events.path)
     assert loaded.options.raw == {"write-buffer-size": "64mb", "snapshot.num-retained.max": "17"}
     assert loaded.options.get("write-buffer-size") == 64 << 20
@@ -95,7 +95,7 @@ def test_set_and_remove_options(catalog, events):
     catalog.alter_table("db.events", RemoveOption("write-buffer-size"))
     catalog.alter_table("db.events", RemoveOption("target-file-size"))  # a known key not set: nothing to remove
     loaded = Table.load(events.path)
-    assert loaded.schema.id == 3 and loaded.options.raw == {"snapshot.num-retained.max": "17"}
+    assert loaded.table_schema.id == 3 and loaded.options.raw == {"snapshot.num-retained.max": "17"}
     assert loaded.options.get("write-buffer-size") == 256 << 20
     # the data and the field ids are untouched
     assert [f["id"] for f in schema_json(events.path, 3)["fields"]] == [0, 1, 2]
@@ -104,14 +104,14 @@ def test_set_and_remove_options(catalog, events):
     with pytest.raises(SchemaError, match=r"snapshot.num-retained.min \(10\) should not be larger than "
                                           r"snapshot.num-retained.max \(7\)"):
         catalog.alter_table("db.events", SetOption("snapshot.num-retained.max", "7"))
-    assert Table.load(events.path).schema.id == 3
+    assert Table.load(events.path).schema().id == 3
 
 
 def test_immutable_options_change_only_while_the_table_is_empty(catalog):
     catalog.create_table("db.kv", ORDERS, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2"})
     # no snapshot yet: Paimon lets immutable options and the bucket count change
     t = catalog.alter_table("db.kv", [SetOption("merge-engine", "partial-update"), SetOption("bucket", "4")])
-    assert t.schema.options == {"bucket": "4", "merge-engine": "partial-update"}
+    assert t.table_schema.options == {"bucket": "4", "merge-engine": "partial-update"}
     write(t, {"dt": ["d1"], "id": [1], "amount": [1], "note": ["n"], "extra": [None]})
     write(t, {"dt": ["d1"], "id": [1], "amount": [None], "note": ["m"], "extra": [2.0]})
     assert rows(catalog.get_table("db.kv")) == [{"dt": "d1", "id": 1, "amount": 1, "note": "m", "extra": 2.0}]
@@ -126,7 +126,7 @@ def test_immutable_options_change_only_while_the_table_is_empty(catalog):
         catalog.alter_table("db.kv", RemoveOption("merge-engine"))
     assert tree(t.path) == before
     # setting the bucket count it already has is no change
-    assert catalog.alter_table("db.kv", SetOption("bucket", "4")).schema.options["bucket"] == "4"
+    assert catalog.alter_table("db.kv", SetOption("bucket", "4")).schema().options["bucket"] == "4"
 
 
 # ------------------------------------------------------------------------------------ columns
@@ -136,7 +136,7 @@ def test_add_column_reads_null_for_old_rows(catalog, events):
                                           AddColumn("pos", pa.int64(), position="first"),
                                           AddColumn("kv", pa.struct([("k", pa.string()), ("v", pa.int32())]),
                                                     position=After("id"))])
-    assert t.schema.field_names == ["pos", "id", "kv", "name", "score", "tag"]
+    assert t.table_schema.field_names == ["pos", "id", "kv", "name", "score", "tag"]
     fields = schema_json(t.path, 1)["fields"]
     assert [(f["id"], f["name"]) for f in fields] == [(4, "pos"), (0, "id"), (5, "kv"), (1, "name"), (2, "score"),
                                                       (3, "tag")]
@@ -153,13 +153,13 @@ def test_add_column_reads_null_for_old_rows(catalog, events):
 
 def test_rename_and_drop_columns_follow_field_ids(catalog, events):
     t = catalog.alter_table("db.events", [RenameColumn("name", "label"), DropColumn("score")])
-    assert [(f.id, f.name) for f in t.schema.fields] == [(0, "id"), (1, "label")]
+    assert [(f.id, f.name) for f in t.table_schema.fields] == [(0, "id"), (1, "label")]
     write(t, {"id": [3], "label": ["c"]})
     assert rows(catalog.get_table("db.events")) == [{"id": 1, "label": "a"}, {"id": 2, "label": "b"},
                                                     {"id": 3, "label": "c"}]
     # a dropped name added back is a new column (new id): the old values do not come back
     t = catalog.alter_table("db.events", AddColumn("score", pa.float32()))
-    assert t.schema.field("score").id == 3
+    assert t.table_schema.field("score").id == 3
     assert rows(t) == [{"id": 1, "label": "a", "score": None}, {"id": 2, "label": "b", "score": None},
                        {"id": 3, "label": "c", "score": None}]
     # the files written under each schema still say which one
@@ -213,7 +213,7 @@ def test_primary_key_table_evolves_under_merge(catalog, orders):
     t = catalog.alter_table("db.orders", [AddColumn("qty", pa.int32(), position=After("id")),
                                           RenameColumn("note", "memo"), DropColumn("extra"),
                                           UpdateColumnType("amount", pa.int64())])
-    assert t.schema.field_names == ["dt", "id", "qty", "amount", "memo"]
+    assert t.table_schema.field_names == ["dt", "id", "qty", "amount", "memo"]
     # upsert a key written under schema 0, and add one
     write(t, {"dt": ["d1", "d2"], "id": [2, 4], "qty": [5, 6], "amount": [1 << 33, 40], "memo": ["y2", "w"]})
     assert rows(catalog.get_table("db.orders")) == [
@@ -277,7 +277,7 @@ def test_refused_changes_write_nothing(catalog, orders, changes, error, match):
     with pytest.raises(error, match=match):
         catalog.alter_table("db.orders", changes)
     assert tree(orders.path) == before
-    assert Table.load(orders.path).schema.to_json() == orders.schema.to_json()
+    assert Table.load(orders.path).schema().to_json() == orders.schema().to_json()
 
 
 def test_refusals_that_need_other_tables(catalog, events):
@@ -333,7 +333,7 @@ def test_a_concurrent_alter_is_retried_on_the_newer_schema(catalog, events, monk
 
     monkeypatch.setattr(SchemaManager, "create", create)
     t = catalog.alter_table("db.events", AddColumn("tag", pa.string()))
-    assert t.schema.id == 2 and raced == [True]
+    assert t.table_schema.id == 2 and raced == [True]
     assert schema_json(events.path, 1)["options"] == {"write-buffer-size": "64mb"}
     assert [f["name"] for f in schema_json(events.path, 1)["fields"]] == ["id", "name", "score"]
     doc = schema_json(events.path, 2)

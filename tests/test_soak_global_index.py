@@ -41,13 +41,13 @@ def write_table(path: str) -> tuple[Table, int]:
     """The table, and how many keys it holds (KEYS minus the deleted ones)."""
     table = create_table(path, **{"dynamic-bucket.target-row-num": str(KEYS // (PARTITIONS * BUCKETS) + 1),
                                   "target-file-size": "1 gb"})
-    layout = KeyValueLayout(table.schema)
+    layout = KeyValueLayout(table.table_schema)
     namer = DataFileNamer()
     per_bucket = KEYS // (PARTITIONS * BUCKETS)
     messages = []
     deleted = 0
     for pt in range(PARTITIONS):
-        part = serialize_row([pt], [table.schema.field("pt").type])
+        part = serialize_row([pt], [table.table_schema.field("pt").type])
         for bucket in range(BUCKETS):
             directory = f"{table.root}/pt={pt}/bucket-{bucket}"
             first = (pt * BUCKETS + bucket) * per_bucket

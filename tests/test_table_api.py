@@ -393,8 +393,8 @@ def test_write_arrow_creates_tables_with_paimon_defaults(table_path):
     write_arrow(table_path, pa.table({"k": [1, 2], "p": ["a", "b"], "v": [1.0, 2.0]}), primary_key="k,p",
                 partition_by=["p"], options={"merge-engine": "deduplicate"})
     t = Table.load(table_path)
-    assert (t.schema.primary_keys, t.schema.partition_keys, t.bucket) == (("k", "p"), ("p",), -1)
-    assert t.schema.options["merge-engine"] == "deduplicate"
+    assert (t.schema().primary_keys, t.schema().partition_keys, t.bucket) == (("k", "p"), ("p",), -1)
+    assert t.schema().options["merge-engine"] == "deduplicate"
     write_arrow(table_path, pa.table({"k": [1], "p": ["a"], "v": [9.0]}))
     assert t.scan().to_arrow().sort_by("k").to_pylist() == [{"k": 1, "p": "a", "v": 9.0},
                                                             {"k": 2, "p": "b", "v": 2.0}]

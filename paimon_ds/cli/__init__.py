@@ -56,7 +56,7 @@ def _duration(text: str, flag: str) -> float:
 def _describe(table: Table, args: argparse.Namespace, out: Output) -> dict[str, Any] | None:
     if args.limit < 0:
         raise OptionError(f"--limit must be >= 0 (0: every snapshot), got {args.limit}")
-    if args.lsm_image and not table.schema.primary_keys:
+    if args.lsm_image and not table.table_schema.primary_keys:
         raise OptionError(f"--lsm-image: {table.path} is an append table (no primary key): it has no sorted runs")
     with out.busy("reading snapshots and manifests"):
         doc, states = describe_command.describe(table, args.limit)

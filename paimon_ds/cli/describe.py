@@ -32,7 +32,7 @@ def describe(table: Table, limit: int = DEFAULT_LIMIT) -> tuple[dict[str, Any], 
     latest = snapshots[-1] if snapshots else None
     states = lsm.bucket_states(table, latest)
     triggers = lsm.Triggers.of(table)
-    schema = table.schema
+    schema = table.table_schema
     doc = {
         "path": table.path,
         "branch": table.branch,

@@ -122,9 +122,9 @@ def bucket_states(table: Table, snapshot: Snapshot | None) -> list[BucketState]:
     files: dict[tuple[bytes, int], list[DataFileMeta]] = defaultdict(list)
     for e in scan.read_entries(snapshot):
         files[(e.partition, e.bucket)].append(e.file)
-    keys = list(table.schema.partition_keys)
+    keys = list(table.table_schema.partition_keys)
     values = {p: deserialize_row(p, scan.partition_types) if keys else [] for p, _ in files}
-    has_runs = bool(table.schema.primary_keys)
+    has_runs = bool(table.table_schema.primary_keys)
     states = []
     for (partition, bucket), bucket_files in files.items():
         by_level: dict[int, list[DataFileMeta]] = defaultdict(list)

@@ -141,5 +141,5 @@ def partition_filter(table: Any, specs: str | Sequence[dict[str, Any]] | None) -
         return None
     if not table.partition_keys:
         raise ValueError(f"table {table.path} is not partitioned; it has no partitions {list(specs)}")
-    return PartitionFilter(table.partition_keys, [f.type for f in table.schema.partition_fields], specs,
+    return PartitionFilter(table.partition_keys, [f.type for f in table.table_schema.partition_fields], specs,
                            table.options.get("partition.default-name"))

@@ -52,13 +52,13 @@ MAX_BUCKET_ID = 32767
 # ------------------------------------------------------------------------------------ table facts
 def is_dynamic_bucket(table: Table) -> bool:
     """Paimon's HASH_DYNAMIC: a primary key holding every partition key, and bucket = -1."""
-    schema = table.schema
+    schema = table.table_schema
     return (bool(schema.primary_keys) and table.bucket == -1
             and all(k in schema.primary_keys for k in schema.partition_keys))
 
 
 def trimmed_primary_keys(table: Table) -> list[str]:
-    return [k for k in table.schema.primary_keys if k not in table.schema.partition_keys]
+    return [k for k in table.table_schema.primary_keys if k not in table.table_schema.partition_keys]
 
 
 def _columns(table: Table, batch: pa.RecordBatch | pa.Table, names: list[str]) -> list[pa.Array]:
@@ -71,7 +71,7 @@ def _columns(table: Table, batch: pa.RecordBatch | pa.Table, names: list[str]) -
         col = batch.column(idx)
         if isinstance(col, pa.ChunkedArray):
             col = col.combine_chunks()
-        want = to_arrow_type(table.schema.field(name).type)
+        want = to_arrow_type(table.table_schema.field(name).type)
         out.append(conform_array(col, want))
     return out
 
@@ -82,7 +82,7 @@ _EMPTY_ROW_HASH = int(hash_rows(np.zeros(8, np.uint8), np.array([0, 8], np.int64
 def _hashes_of(table: Table, batch: pa.RecordBatch | pa.Table, names: list[str]) -> np.ndarray:
     if not names:
         return np.full(batch.num_rows, _EMPTY_ROW_HASH, dtype=np.int32)  # BinaryRow.EMPTY_ROW
-    return row_hashes(_columns(table, batch, names), [table.schema.field(n).type for n in names])
+    return row_hashes(_columns(table, batch, names), [table.table_schema.field(n).type for n in names])
 
 
 def key_hashes(table: Table, batch: pa.RecordBatch | pa.Table) -> np.ndarray:
@@ -92,7 +92,7 @@ def key_hashes(table: Table, batch: pa.RecordBatch | pa.Table) -> np.ndarray:
 
 def partition_hashes(table: Table, batch: pa.RecordBatch | pa.Table) -> np.ndarray:
     """Each row's partition as a BinaryRow, its hashCode (int32)."""
-    return _hashes_of(table, batch, list(table.schema.partition_keys))
+    return _hashes_of(table, batch, list(table.table_schema.partition_keys))
 
 
 def partition_hash(partition: bytes) -> int:
@@ -343,12 +343,12 @@ class DynamicBucketAssigner:
 
 def partition_groups(table: Table, batch: pa.RecordBatch | pa.Table) -> Iterator[tuple[bytes, np.ndarray | None]]:
     """(serialized partition, row indices in order) per partition of the batch; None: every row."""
-    keys = list(table.schema.partition_keys)
+    keys = list(table.table_schema.partition_keys)
     if not keys:
         yield EMPTY_ROW, None
         return
     cols = _columns(table, batch, keys)
-    types = [table.schema.field(k).type for k in keys]
+    types = [table.table_schema.field(k).type for k in keys]
     names = [f"p{i}" for i in range(len(keys))]
     grouped = (pa.table(cols, names=names).append_column("row", pa.array(np.arange(batch.num_rows, dtype=np.int64)))
                .group_by(names, use_threads=False).aggregate([("row", "list")]))

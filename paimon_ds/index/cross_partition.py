@@ -166,7 +166,7 @@ class CrossPartitionAssigner:
         removes. ``cache_bytes``: the index's page cache (default: sink.cross-partition.managed-memory).
         ``row_kind_column``: an input column (not of the table) with each row's kind (+I, -U, +U, -D),
         carried to the output's row-kind column."""
-        schema = table.schema
+        schema = table.table_schema
         if not is_cross_partition(schema):
             raise SchemaError(f"table {table.path} is not a cross-partition primary-key table: its primary key "
                               f"{list(schema.primary_keys)} must miss some partition key of "

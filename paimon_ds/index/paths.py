@@ -28,15 +28,15 @@ INDEX_DIR = "index"
 
 def in_data_dir(table: Table) -> bool:
     """Whether the table keeps its index files in the buckets' data directories (its stored option)."""
-    return Options(table.schema.options).get(IN_DATA_DIR)
+    return Options(table.table_schema.options).get(IN_DATA_DIR)
 
 
 def bucket_dir(table: Table, partition: bytes, bucket: int) -> str:
     """A bucket's data directory relative to the table (`k=v/bucket-N`), as its data files use it."""
-    keys = table.schema.partition_keys
+    keys = table.table_schema.partition_keys
     if not keys:
         return bucket_dir_name(bucket)
-    types = [f.type for f in table.schema.partition_fields]
+    types = [f.type for f in table.table_schema.partition_fields]
     rel = partition_path(keys, deserialize_row(partition, types), table.options.get("partition.default-name"), types)
     return bucket_path(rel, bucket)
 

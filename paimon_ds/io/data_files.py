@@ -161,7 +161,7 @@ class AppendFileWriter(RollingFileWriter):
 
     def __init__(self, table: Table, directory: str, namer: DataFileNamer) -> None:
         super().__init__(table, directory, namer, table.arrow_schema(), table.options.get("parquet.block.size"))
-        self.types = [f.type for f in table.schema.fields]
+        self.types = [f.type for f in table.table_schema.fields]
         self.stats_mode = table.options.get("metadata.stats-mode")
         self._stats: StatsCollector | None = None
 
@@ -177,7 +177,7 @@ class AppendFileWriter(RollingFileWriter):
         return DataFileMeta(
             file_name=sink.name, file_size=size, row_count=self.rows,
             value_stats=self._stats.result(), min_sequence_number=0,
-            max_sequence_number=max(0, self.rows - 1), schema_id=self.table.schema.id, level=0,
+            max_sequence_number=max(0, self.rows - 1), schema_id=self.table.table_schema.id, level=0,
             creation_time=now_utc(), delete_row_count=0, file_source=FileSource.APPEND,
             external_path=sink.external_path)
 

@@ -29,7 +29,7 @@ MILLIS_FROM = 1_000_000_000_000  # Paimon 1.x: a BIGINT time at least this large
 class RecordExpiry:
     def __init__(self, table: Table, field: str, expire_seconds: int, field_type: str | None) -> None:
         self.table = table
-        self.field = table.schema.field(field)
+        self.field = table.table_schema.field(field)
         self.expire_seconds = expire_seconds
         self.field_type = field_type  # Paimon 0.9's record-level.time-field-type
         self.now = int(time.time())  # Java: System.currentTimeMillis() / 1000 when the compaction reader opens

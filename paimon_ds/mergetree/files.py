@@ -30,7 +30,7 @@ class KeyValueFileWriter(RollingFileWriter):
 
     def __init__(self, table: Table, directory: str, namer: DataFileNamer, level: int,
                  file_source: int = FileSource.APPEND) -> None:
-        layout = KeyValueLayout(table.schema)
+        layout = KeyValueLayout(table.table_schema)
         kv_schema = layout.arrow_schema()
         opts = table.options
         # a row group waits in memory before it is written: keep it to half the write buffer
@@ -41,7 +41,7 @@ class KeyValueFileWriter(RollingFileWriter):
         self.kv_schema = kv_schema
         self.stats_mode = opts.get("metadata.stats-mode")
         self.key_types = [f.type for f in layout.key_fields]
-        self.value_types = [f.type for f in table.schema.fields]
+        self.value_types = [f.type for f in table.table_schema.fields]
         self.n_keys = len(self.key_types)
 
     def start_file(self, data: pa.Table) -> None:
@@ -73,25 +73,25 @@ class KeyValueFileWriter(RollingFileWriter):
             key_stats=self._key_stats.result(),
             value_stats=self._value_stats.result(),
             min_sequence_number=self._min_seq or 0, max_sequence_number=self._max_seq or 0,
-            schema_id=self.table.schema.id, level=self.level, creation_time=now_utc(),
+            schema_id=self.table.table_schema.id, level=self.level, creation_time=now_utc(),
             delete_row_count=self._deletes, file_source=self.file_source, external_path=sink.external_path)
 
 
 def read_kv_file(table: Table, path: str, schema_id: int, batch_rows: int = 65536,
                  size: int | None = None) -> Iterator[pa.Table]:
     """A kv file's rows in the current kv layout (columns matched by field id for evolved schemas)."""
-    layout = KeyValueLayout(table.schema)
+    layout = KeyValueLayout(table.table_schema)
     target = layout.arrow_schema()
     file_schema = table.schema_by_id(schema_id)
     by_id = {f.id: f.name for f in file_schema.fields}
     # value columns whose type was altered since the file was written: read with Paimon's casts
     n_head = len(layout.key_columns) + 2
     file_types = {f.id: f.type for f in file_schema.fields}
-    altered = {n_head + i: (file_types[f.id], f.type) for i, f in enumerate(table.schema.fields)
+    altered = {n_head + i: (file_types[f.id], f.type) for i, f in enumerate(table.table_schema.fields)
                if f.id in file_types and file_types[f.id].copy(True) != f.type.copy(True)}
     names = [n for n in target.names[: len(layout.key_columns) + 2]]
     float_keys = {i for i, f in enumerate(layout.key_fields) if f.type.root in ("FLOAT", "DOUBLE")}
-    names += [by_id.get(f.id) or f"\0missing-{f.id}" for f in table.schema.fields]
+    names += [by_id.get(f.id) or f"\0missing-{f.id}" for f in table.table_schema.fields]
     column_types = {**{f.name: f.type for f in file_schema.fields},
                     **{KEY_PREFIX + f.name: f.type for f in file_schema.fields}}
     with table.io.open_input(path, size) as fh:

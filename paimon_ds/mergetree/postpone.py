@@ -34,7 +34,7 @@ NO_VALUE_STATS = SimpleStats()  # `metadata.stats-mode` none, stored dense (Paim
 def postpone_file_format(table: Table) -> str | None:
     """Avro where it holds every column (None: the table's own format, as Paimon falls back)."""
     try:
-        check_format_types(Options({"file.format": "avro"}), table.schema.fields, table.path)
+        check_format_types(Options({"file.format": "avro"}), table.table_schema.fields, table.path)
     except ValueError:
         return None
     return "avro"

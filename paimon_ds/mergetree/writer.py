@@ -67,7 +67,7 @@ class MergeTreeWriter:
         self.dv = deletion_vectors
         self.dv_table = dv_enabled(table)
         self.engine = engine
-        self.layout = KeyValueLayout(table.schema)
+        self.layout = KeyValueLayout(table.table_schema)
         self.float_keys = has_float_keys(self.layout)
         self.directory = directory
         self.namer = namer

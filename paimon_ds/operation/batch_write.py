@@ -180,21 +180,22 @@ def write_batches(table: Table, batches: Iterable[pa.RecordBatch], overwrite: bo
     when an append wrote nothing. ``overwrite``: replace the whole table, or with the `dynamic-partition-overwrite`
     option the partitions written; ``partition``: replace that static partition (a partial spec: every partition
     under it)."""
-    if needs_global_index(table.schema, table.bucket):
+    if needs_global_index(table.table_schema, table.bucket):
         raise OptionError(f"Paimon table {table.path} is a cross-partition upsert table (its primary key "
-                          f"{list(table.schema.primary_keys)} lacks a partition key, bucket=-1): its rows get their "
+                          f"{list(table.table_schema.primary_keys)} lacks a partition key, bucket=-1): its rows get "
+                          "their "
                           "partition from a global key index that only paimon_ds.write (Spark) builds. Nothing was "
                           "written")
     table.check_writable()
     partition_filter = None
     if partition is not None:
         overwrite = True
-        partition_filter = PartitionFilter(table.partition_keys, [f.type for f in table.schema.partition_fields],
+        partition_filter = PartitionFilter(table.partition_keys, [f.type for f in table.table_schema.partition_fields],
                                            [{k: v.as_py() for k, v in partition_constants(table, partition).items()}],
                                            table.options.get("partition.default-name"))
     # primary-key tables: the sequence numbers and hash index the writers start from, read once, and the commit's
     # guard against another writer adding to the same buckets since (as the Spark driver does)
-    restore = BucketRestore.from_table(table) if table.schema.primary_keys else None
+    restore = BucketRestore.from_table(table) if table.table_schema.primary_keys else None
     table_write = table.new_write(restore=restore, overwrite=overwrite)
     try:
         for batch in batches:

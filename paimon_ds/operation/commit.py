@@ -75,8 +75,8 @@ class TableCommit:
         self.merge_min_count = opts.get("manifest.merge-min-count")
         compression = opts.get("manifest.compression")
         manifest_format = opts.get("manifest.format")
-        partition_types = [f.type for f in table.schema.partition_fields]
-        self.manifest_file = ManifestFile(self.io, table.root, partition_types, table.schema.id, compression,
+        partition_types = [f.type for f in table.table_schema.partition_fields]
+        self.manifest_file = ManifestFile(self.io, table.root, partition_types, table.table_schema.id, compression,
                                           opts.get("manifest.target-file-size"), manifest_format)
         self.manifest_list = ManifestList(self.io, table.root, compression, manifest_format)
         self.index = IndexCommit(table, IndexManifestFile(self.io, table.root, compression, manifest_format))
@@ -100,7 +100,7 @@ class TableCommit:
         snapshot = None
         if adds or added_hashes:
             guard = None
-            if self.table.schema.primary_keys and base_snapshot_id is not None:
+            if self.table.table_schema.primary_keys and base_snapshot_id is not None:
                 guard = (base_snapshot_id, _min_sequences(messages))
             changelog = [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
                          for m in messages for f in m.changelog_files]
@@ -137,7 +137,7 @@ class TableCommit:
         opts = self.table.options
         if opts.get("write-only") or data_evolution_enabled(opts):
             return None
-        primary_key = bool(self.table.schema.primary_keys)
+        primary_key = bool(self.table.table_schema.primary_keys)
         if not primary_key and self.table.bucket <= 0 and not self.streaming:
             # Paimon's unaware-bucket append writers do not compact: a batch job leaves it to a dedicated
             # compaction, a Flink sink to its compaction coordinator (the stream's committer here)
@@ -273,11 +273,11 @@ class TableCommit:
         sm = self.table.schema_manager
         if sm.list_ids():
             return
-        winner = sm.create(self.table.schema)
-        if winner.to_json() != self.table.schema.to_json() and (
-                [f.to_json() for f in winner.fields] != [f.to_json() for f in self.table.schema.fields]
-                or winner.partition_keys != self.table.schema.partition_keys
-                or winner.options != self.table.schema.options):
+        winner = sm.create(self.table.table_schema)
+        if winner.to_json() != self.table.table_schema.to_json() and (
+                [f.to_json() for f in winner.fields] != [f.to_json() for f in self.table.table_schema.fields]
+                or winner.partition_keys != self.table.table_schema.partition_keys
+                or winner.options != self.table.table_schema.options):
             raise CommitConflict(f"another writer created table {self.table.path} with a different schema "
                                  "at the same time; retry the write")
 
@@ -364,7 +364,7 @@ class TableCommit:
                 deleted_rows = sum(e.file.row_count for e in deletes + fixed_deletes)
                 snapshot = Snapshot(
                     id=(latest.id + 1) if latest else 1,
-                    schema_id=self.table.schema.id,
+                    schema_id=self.table.table_schema.id,
                     base_manifest_list=base_list,
                     delta_manifest_list=delta_list,
                     commit_user=self.commit_user,

@@ -89,7 +89,7 @@ def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int
     scan = TableScan(table)
     entries = scan.read_entries(table.latest_snapshot())
     tasks: list[BucketTask | PostponeTask] = []
-    if table.bucket == POSTPONE_BUCKET and table.schema.primary_keys and only is None:
+    if table.bucket == POSTPONE_BUCKET and table.table_schema.primary_keys and only is None:
         table.check_writable()  # the postpone compaction writes what a write of this table may write
         tasks += plan_postpone(table, entries, scan.partition_dir, partitions)
         moved = {t.partition for t in tasks}
@@ -101,18 +101,20 @@ def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int
         groups[(e.partition, e.bucket)].append(e)
     opts = CompactionOptions.from_options(table.options)
     strategy = UniversalCompaction(opts)
-    first_row = bool(table.schema.primary_keys) and isinstance(merge_engine(table.schema, table.options), FirstRow)
+    first_row = bool(table.table_schema.primary_keys) and isinstance(
+        merge_engine(table.table_schema, table.options), FirstRow)
     # tables that compact with lookup (Paimon's ForceUpLevel0Compaction): level 0 always goes up
-    force_level0 = bool(table.schema.primary_keys) and lookup_compaction(table.options, first_row)
+    force_level0 = bool(table.table_schema.primary_keys) and lookup_compaction(table.options, first_row)
     dv_files = dv_index_files(table, scan.snapshot) if dv_enabled(table) else None
-    expiry = RecordExpiry.of(table) if table.schema.primary_keys else None  # full: rewrite files with expired records
+    # full: rewrite files with expired records
+    expiry = RecordExpiry.of(table) if table.table_schema.primary_keys else None
     for (partition, bucket), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         if only is not None and (partition, bucket) not in only:
             continue
         if partitions is not None and not partitions(partition):
             continue
         files = [e.file for e in group]
-        if not table.schema.primary_keys:
+        if not table.table_schema.primary_keys:
             picked = pick_small_files(files, table.options.get("target-file-size"),
                                       table.options.get("compaction.min.file-num"), full)
             if picked:
@@ -186,11 +188,11 @@ def run_append_compaction(table: Table, task: BucketTask) -> CommitMessage:
 
 def run_compaction(table: Table, task: BucketTask, full: bool) -> CommitMessage:
     """Compact one bucket (the task's files) and describe the result."""
-    if not table.schema.primary_keys:
+    if not table.table_schema.primary_keys:
         return run_append_compaction(table, task)
     dvs = DeletionVectorsMaintainer(table, task.partition, task.bucket, task.dv_index_files) \
         if dv_enabled(table) else None
-    writer = MergeTreeWriter(table, merge_engine(table.schema, table.options), task.directory, DataFileNamer(),
+    writer = MergeTreeWriter(table, merge_engine(table.table_schema, table.options), task.directory, DataFileNamer(),
                              base_seq=0, restored=task.files, compact=True, full_compaction=full,
                              deletion_vectors=dvs)
     try:

@@ -161,7 +161,7 @@ class RowTrackingRead:
         pred_fields = predicate.fields() if predicate is not None else set()
         names = {f.name for f in data_fields}
         # the predicate's columns are read too, and dropped after filtering
-        self.fields = list(data_fields) + [table.schema.field(n) for n in table.schema.field_names
+        self.fields = list(data_fields) + [table.table_schema.field(n) for n in table.table_schema.field_names
                                            if n in pred_fields and n not in names]
         self.system = [c for c in SYSTEM_COLUMNS if c in output.names or c in pred_fields]
         self.arrow_types = {f.name: to_arrow_type(f.type) for f in self.fields}
@@ -172,7 +172,7 @@ class RowTrackingRead:
             raise DataEvolutionError(f"data files {odd[:3]} of {self.table.path} are in a format this version of "
                                      "paimon_ds cannot read (BLOB or vector-store files?)")
         if self.data_evolution:
-            if delta and any(_partial(self.table.schema, f) for f in split.files):
+            if delta and any(_partial(self.table.table_schema, f) for f in split.files):
                 raise DataEvolutionError(
                     f"a commit to data-evolution table {self.table.path} wrote some columns of existing rows "
                     "(partial-column files); streaming reads of such commits are not supported by this version of "

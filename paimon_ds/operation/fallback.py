@@ -67,7 +67,7 @@ def load_fallback(table: Table) -> Table | None:
 
 
 def _check_same_row_type(table: Table, other: Table) -> None:
-    ours, theirs = table.schema.fields, other.schema.fields
+    ours, theirs = table.table_schema.fields, other.table_schema.fields
     if len(ours) != len(theirs) or any(a.type.copy(True) != b.type.copy(True) for a, b in zip(ours, theirs)):
         def row(fields) -> str:
             return ", ".join(f"{f.name} {f.type.sql()}" for f in fields)
@@ -79,8 +79,8 @@ def _check_same_row_type(table: Table, other: Table) -> None:
 
 def column_names(table: Table, other: Table) -> dict[str, str]:
     """Each column of ``table`` -> the fallback branch's column read for it: the same field id, else position."""
-    by_id = {f.id: f.name for f in other.schema.fields}
-    return {f.name: by_id.get(f.id, o.name) for f, o in zip(table.schema.fields, other.schema.fields)}
+    by_id = {f.id: f.name for f in other.table_schema.fields}
+    return {f.name: by_id.get(f.id, o.name) for f, o in zip(table.table_schema.fields, other.table_schema.fields)}
 
 
 def fallback_splits(scan: TableScan) -> list[Split]:

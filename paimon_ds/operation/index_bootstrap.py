@@ -112,7 +112,7 @@ class IndexBootstrap:
 
     def __init__(self, table: Table, clock: Callable[[], float] = time.time) -> None:
         self.table = table
-        schema = table.schema
+        schema = table.table_schema
         self.schema = schema
         self.pk = list(schema.primary_keys)
         self.pk_types = [schema.field(k).type for k in self.pk]

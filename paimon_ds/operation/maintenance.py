@@ -153,7 +153,7 @@ def _external_orphans(table: Table, used: References, before_ms: int) -> list[st
     roots = table.options.get("data-file.external-paths") or []
     if not roots:
         return []
-    depth = len(table.schema.partition_keys)
+    depth = len(table.table_schema.partition_keys)
     referenced = set()
     for p in used.data:
         if is_uri(p):

@@ -79,7 +79,7 @@ def expire_partitions(table: Table, snapshot: Snapshot,
 def _expire(table: Table, snapshot: Snapshot, expire_before: dt.datetime) -> list[dict[str, str]]:
     opts = table.options
     keys = table.partition_keys
-    types = [f.type for f in table.schema.partition_fields]
+    types = [f.type for f in table.table_schema.partition_fields]
     default_name = opts.get("partition.default-name")
     partitions = partition_entries(table)
     if opts.get("partition.expiration-strategy") == "update-time":
@@ -122,9 +122,9 @@ def partition_entries(table: Table) -> dict[bytes, int]:
     snapshot = table.snapshot_manager.latest()
     if snapshot is None:
         return {}
-    types = [f.type for f in table.schema.partition_fields]
+    types = [f.type for f in table.table_schema.partition_fields]
     manifest_list = ManifestList(table.io, table.root)
-    manifest_file = ManifestFile(table.io, table.root, types, table.schema.id)
+    manifest_file = ManifestFile(table.io, table.root, types, table.table_schema.id)
     counts: dict[bytes, int] = {}
     newest: dict[bytes, int] = {}
     for meta in (manifest_list.read(snapshot.base_manifest_list) + manifest_list.read(snapshot.delta_manifest_list)):

@@ -133,10 +133,10 @@ def _bound_memory(writers: Iterable[MergeTreeWriter], limit: int) -> None:
 def run_postpone_compaction(table: Table, task: PostponeTask, full: bool = False) -> list[CommitMessage]:
     """Move one partition's postpone rows into its buckets and compact them; the commit messages (compaction
     only: the postpone files before, the new and compacted files after)."""
-    engine = merge_engine(table.schema, table.options)
-    layout = KeyValueLayout(table.schema)
-    key_types = [table.schema.field(k).type for k in table.schema.bucket_keys]
-    key_index = [layout.kv_schema.get_field_index(k) for k in table.schema.bucket_keys]
+    engine = merge_engine(table.table_schema, table.options)
+    layout = KeyValueLayout(table.table_schema)
+    key_types = [table.table_schema.field(k).type for k in table.table_schema.bucket_keys]
+    key_index = [layout.kv_schema.get_field_index(k) for k in table.table_schema.bucket_keys]
     namer = DataFileNamer()
     writers: dict[int, MergeTreeWriter] = {}
     try:

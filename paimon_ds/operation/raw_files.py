@@ -61,7 +61,7 @@ def raw_readable_table(table: Table) -> str | None:
     """Why no file of ``table`` can be read raw (None: its files may be)."""
     if row_tracking_enabled(table.options):
         return "row tracking (row ids, data evolution) is computed by the Python reader"
-    odd = [f"{f.name} {f.type.sql()}" for f in table.schema.fields if not native_type(f.type)]
+    odd = [f"{f.name} {f.type.sql()}" for f in table.table_schema.fields if not native_type(f.type)]
     if odd:
         return f"column types the Python reader converts: {', '.join(odd)}"
     return None
@@ -72,10 +72,10 @@ def split_raw_files(table: Table, splits: list[Split]) -> tuple[list[RawFile], l
     Python reader."""
     if raw_readable_table(table) is not None:
         return [], splits
-    current = _field_signature(table.schema.fields)
-    same_fields = {table.schema.id: True}
-    keyed = bool(table.schema.primary_keys)
-    engine = merge_engine(table.schema, table.options) if keyed else None
+    current = _field_signature(table.table_schema.fields)
+    same_fields = {table.table_schema.id: True}
+    keyed = bool(table.table_schema.primary_keys)
+    engine = merge_engine(table.table_schema, table.options) if keyed else None
 
     def file_ok(split: Split, f: DataFileMeta) -> bool:
         if f.schema_id not in same_fields:

@@ -51,7 +51,7 @@ class TableRead:
         self.table = table
         self.position_column = position_column if file_column is not None else None
         self.file_column = file_column
-        if file_column is not None and table.schema.primary_keys:
+        if file_column is not None and table.table_schema.primary_keys:
             raise ValueError("a file column is given for append tables only (a primary-key row merges files)")
         full = table.arrow_schema()
         tracking = row_tracking_enabled(table.options)
@@ -76,7 +76,7 @@ class TableRead:
         if self.position_column is not None:
             self.output_schema = self.output_schema.append(pa.field(self.position_column, pa.int64(), nullable=False))
         self.predicate = predicate
-        self.fields = [table.schema.field(name) for name in read_schema.names]
+        self.fields = [table.table_schema.field(name) for name in read_schema.names]
         # row ids, sequence numbers, data-evolution merges (operation/evolution.py)
         self.tracking = None
         if needs_tracking_read(table, system, predicate):
@@ -93,7 +93,7 @@ class TableRead:
         if self.tracking is not None:
             yield from self.tracking.read(split, delta)
             return
-        if self.table.schema.primary_keys:
+        if self.table.table_schema.primary_keys:
             # a postpone bucket's records are read as written, never merged (MergeFileSplitRead.createNoMergeReader)
             yield from self._read_kv(split, keep_retracts=(delta or changelog) and self.row_kind_column is not None,
                                      merge=not changelog and split.bucket != POSTPONE_BUCKET)
@@ -134,7 +134,7 @@ class TableRead:
         """Merge-on-read of a primary-key bucket: k-way merge of its sorted runs with the merge engine
         (``merge`` False: every record of the files in order, as changelog files are read)."""
 
-        engine = merge_engine(self.table.schema, self.table.options)
+        engine = merge_engine(self.table.table_schema, self.table.options)
 
         float_keys = has_float_keys(engine.layout)
 
@@ -215,12 +215,14 @@ class TableRead:
             # the predicate runs on the file's own columns when they still have their names; else on the
             # conformed batch (renamed columns by id, added ones null), with its extra columns dropped after
             in_file = bool(predicate_fields) and all(
-                n in present and file_names.get(self.table.schema.field(n).id) == n
-                and _same_type(file_types.get(self.table.schema.field(n).id), self.table.schema.field(n).type)
+                n in present and file_names.get(self.table.table_schema.field(n).id) == n
+                and _same_type(file_types.get(self.table.table_schema.field(n).id),
+                               self.table.table_schema.field(n).type)
                 for n in predicate_fields)
             after = bool(predicate_fields) and not in_file
             if after:
-                extra_fields = [self.table.schema.field(n) for n in sorted(predicate_fields) if n not in target.names]
+                extra_fields = [self.table.table_schema.field(n) for n in sorted(predicate_fields)
+                                if n not in target.names]
                 wanted = wanted + [(f, file_names.get(f.id)) for f in extra_fields]
                 full = self.table.arrow_schema()
                 target = pa.schema([*target, *(full.field(f.name) for f in extra_fields)])

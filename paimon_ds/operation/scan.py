@@ -44,7 +44,7 @@ def batch_skips_level0(table: Table) -> bool:
     of a deletion-vector table (unless `deletion-vectors.merge-on-read`, Paimon 2.0) or of a first-row table.
     Their writers fold level 0 up (lookup compaction), which marks replaced rows in deletion vectors or keeps
     a key only in its first run; until then level 0's rows are invisible to batch reads."""
-    if not table.schema.primary_keys:
+    if not table.table_schema.primary_keys:
         return False
     if table.options.get("deletion-vectors.enabled"):
         return not table.options.get("deletion-vectors.merge-on-read")
@@ -88,7 +88,7 @@ class TableScan:
             raise OptionError(f"postpone.merge-on-read=true (batch reads of {table.path} merging the rows of its "
                               "postpone buckets, Paimon 2.0) is not supported by this version of paimon_ds; without "
                               "it, as in Paimon, batch reads show the rows once a compaction moved them into buckets")
-        self.schema = table.schema
+        self.schema = table.table_schema
         self.predicate = predicate
         self.deletion_vectors = table.options.get("deletion-vectors.enabled")
         if level_filter is None:

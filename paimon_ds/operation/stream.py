@@ -105,7 +105,7 @@ class StreamScan:
         self.sm = table.snapshot_manager
         producer = table.options.get("changelog-producer")
         # A table with a changelog producer records its changes in changelog files: read those.
-        self.changelog = producer != "none" and bool(table.schema.primary_keys)
+        self.changelog = producer != "none" and bool(table.table_schema.primary_keys)
         # expired snapshots may leave their changelog (changelog/changelog-<id>): a stream reads on through it
         # (Paimon's NextSnapshotFetcher, and its starting scanners' earliest id)
         self.decoupled = Retention.from_options(table.options).changelog_decoupled
@@ -122,7 +122,7 @@ class StreamScan:
     def check_streamable(self) -> None:
         """Refuse, as Paimon does, streams whose deltas are not the table's changes."""
         engine = self.table.options.get("merge-engine")
-        if self.table.schema.primary_keys and not self.changelog and engine != "deduplicate":
+        if self.table.table_schema.primary_keys and not self.changelog and engine != "deduplicate":
             held = "rows the engine may ignore" if engine == "first-row" else "partial rows"
             raise OptionError(
                 f"streaming reads of a {engine} table need a changelog (changelog-producer input, lookup or "
@@ -236,7 +236,7 @@ class StreamScan:
         the top level with full-compaction, else every level. Unlike a batch read this shows level 0 of
         deletion-vector tables (first-row tables stream only with a changelog producer). Paimon 0.9 to 1.2 also
         skipped level 0 of deletion-vector and first-row tables here, a loss of rows fixed by apache/paimon#5866."""
-        if not self.table.schema.primary_keys:
+        if not self.table.table_schema.primary_keys:
             return all_levels
         producer = self.table.options.get("changelog-producer")
         if producer == "lookup":

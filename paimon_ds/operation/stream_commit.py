@@ -148,7 +148,7 @@ class StreamCommit:
         """Paimon's writer stalls at `num-sorted-run.stop-trigger`: a bucket the batch would push above it (the last
         compaction picked only some runs, or a driver died before it ran) is compacted before the batch's data
         commit, as `<user>-compact` with the batch's identifier: fully, so that the batch's runs fit under it."""
-        if not self.table.schema.primary_keys or not self._compacts():
+        if not self.table.table_schema.primary_keys or not self._compacts():
             return None
         over = self._over_stop_trigger(messages)
         if not over:
@@ -166,7 +166,7 @@ class StreamCommit:
         """The compaction TableCommit asks for after a batch: in the background, unless the commit needs its
         result (a full compaction, level 0 lifted for lookup readers or the lookup changelog)."""
         opts = self.table.options
-        inline = full or (bool(self.table.schema.primary_keys)
+        inline = full or (bool(self.table.table_schema.primary_keys)
                           and lookup_compaction(opts, opts.get("merge-engine") == "first-row"))
         if self.background is None or inline:
             if self.background is not None:
@@ -187,7 +187,7 @@ class StreamCommit:
     def _over_stop_trigger(self, messages: Sequence[CommitMessage]) -> set[tuple[bytes, int]]:
         """The buckets whose committed sorted runs plus the batch's new level-0 files exceed the stop trigger."""
         new_runs = Counter((m.partition, m.bucket) for m in messages for f in m.new_files if f.level == 0)
-        if not new_runs or not self.table.schema.primary_keys:
+        if not new_runs or not self.table.table_schema.primary_keys:
             return set()
         stop = CompactionOptions.from_options(self.table.options).stop_trigger
         committed: dict[tuple[bytes, int], list] = {}
@@ -211,7 +211,7 @@ class StreamCommit:
         if key in _backlog_checked:
             return None
         _backlog_checked.add(key)
-        if not self.table.schema.primary_keys or not self._compacts():
+        if not self.table.table_schema.primary_keys or not self._compacts():
             return None
         over = self._over_stop_trigger(messages)
         if not over:

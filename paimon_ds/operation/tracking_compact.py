@@ -35,8 +35,8 @@ class TrackedFileWriter(RollingFileWriter):
         schema = pa.schema([*table.arrow_schema(), *(f.with_nullable(False) for f in system_fields())])
         super().__init__(table, directory, namer, schema, table.options.get("parquet.block.size"))
         self.stats_mode = table.options.get("metadata.stats-mode")
-        self.types = [f.type for f in table.schema.fields] + [DataType("BIGINT", nullable=False)] * 2
-        self.write_cols = tuple(table.schema.field_names) + SYSTEM_COLUMNS
+        self.types = [f.type for f in table.table_schema.fields] + [DataType("BIGINT", nullable=False)] * 2
+        self.write_cols = tuple(table.table_schema.field_names) + SYSTEM_COLUMNS
 
     def add(self, data: pa.Table | pa.RecordBatch) -> None:
         super().add(data.select(self.schema.names))
@@ -61,7 +61,7 @@ class TrackedFileWriter(RollingFileWriter):
         return DataFileMeta(
             file_name=sink.name, file_size=size, row_count=self.rows, value_stats=self._stats.result(),
             min_sequence_number=self._seq_lo or 0, max_sequence_number=self._seq_hi or 0,
-            schema_id=self.table.schema.id, level=0, creation_time=now_utc(), delete_row_count=0,
+            schema_id=self.table.table_schema.id, level=0, creation_time=now_utc(), delete_row_count=0,
             file_source=FileSource.COMPACT, external_path=sink.external_path,
             first_row_id=int(ids[0]) if contiguous else None, write_cols=self.write_cols)
 

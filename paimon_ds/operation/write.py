@@ -131,7 +131,7 @@ class TableWrite:
         table.options.get("manifest.format")  # refuses tables with orc/parquet manifests before any file is written
         external_roots(table)  # refuses a bad `data-file.external-paths*` setting before any file is written
         self.row_kind_column = row_kind_column
-        self.schema = table.schema
+        self.schema = table.table_schema
         self.arrow_schema = table.arrow_schema()
         self.namer = DataFileNamer(job_prefix)
         self.job_prefix = job_prefix
@@ -139,7 +139,7 @@ class TableWrite:
         self.commit_user = commit_user or str(uuid.uuid4())
         self.write_id = task if task is not None else random.randrange(2**31 - 1)
         self.num_buckets = table.bucket
-        self.partition_fields = table.schema.partition_fields
+        self.partition_fields = table.table_schema.partition_fields
         self.partition_idx = [self.schema.field_names.index(k) for k in self.schema.partition_keys]
         self.bucket_idx: list[int] = []
         # postpone-bucket tables (bucket=-2, Paimon 1.x): rows go into real buckets, as many as their partition has

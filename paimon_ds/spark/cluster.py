@@ -72,20 +72,20 @@ def write(df: DataFrame, path: str, mode: str = "append", options: dict[str, Any
     job_options: dict[str, str] = {}
     writer_df = df
     clustered = True
-    if table.bucket == POSTPONE_BUCKET and table.schema.primary_keys:
+    if table.bucket == POSTPONE_BUCKET and table.table_schema.primary_keys:
         # postpone-bucket tables: each partition's own bucket count, and Paimon writes them write-only: no owner
         # to compact a bucket inline, so no shuffle; tasks share buckets as in df.write.format("paimon")
         clustered = False
     elif table.bucket > 0:
         writer_df = repartition_by_bucket(_with_fixed_buckets(df, table, n), n, quoted(BUCKET_COLUMN),
                                           [quoted(k) for k in table.partition_keys]).drop(BUCKET_COLUMN)
-    elif table.schema.primary_keys:
+    elif table.table_schema.primary_keys:
         # the assigners hash keys as the table types them; a row-kind column (row-level changes) goes along
         df = df.select(*[df[f.name].cast(f.dataType).alias(f.name) for f in spark_schema(table.arrow_schema())],
                        *([kind_column] if kind_column else []))
         # the job's option (in table.options, over the stored one) or the shuffle's partitions
         channels = table.options.get("dynamic-bucket.assigner-parallelism") or n
-        if is_cross_partition(table.schema):
+        if is_cross_partition(table.table_schema):
             assigned = _with_global_index_buckets(df, table, channels, mode == "overwrite", kind_column)
             job_options[ROW_KIND_COLUMN_OPTION] = ROW_KIND_COLUMN  # the assigner's kinds replace the input's
         else:
@@ -121,7 +121,7 @@ def foreach_batch_writer(path: str, commit_user: str, options: dict[str, Any] | 
 def _with_fixed_buckets(df: DataFrame, table: Table, n: int) -> DataFrame:
     """``df`` with each row's fixed bucket: a Spark SQL expression where the key types allow
     (spark/bucket_expr.py), so rows reach Python once, in the writer; else computed in Python."""
-    schema = table.schema
+    schema = table.table_schema
     keys = schema.bucket_keys
     spark_types = {f.name: f.dataType for f in spark_schema(schema.arrow_schema())}
     # the key as the table types it (the DataFrame's column may be narrower)
@@ -197,7 +197,7 @@ def _with_global_index_buckets(df: DataFrame, table: Table, channels: int, overw
     names = [c for c in df.columns if c != kind_column]
 
     def channel_of(b: pa.RecordBatch) -> np.ndarray:
-        return row_channels(table.schema, b, channels)
+        return row_channels(table.table_schema, b, channels)
 
     def assign(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         assigners: dict[int, GlobalIndexAssigner] = {}

@@ -37,16 +37,17 @@ class PaimonReader(DataSourceReader):
         # row-tracking tables: _ROW_ID and _SEQUENCE_NUMBER may be read (and filtered on) as columns
         self.system_columns = SYSTEM_COLUMNS if row_tracking_enabled(table.options) else ()
         missing = [n for n in self.read_schema.names
-                   if n not in table.schema.field_names and n not in (row_kind_column, file_column, position_column)
+                   if n not in table.table_schema.field_names
+                   and n not in (row_kind_column, file_column, position_column)
                    and n not in self.system_columns]
         if missing:
             raise SchemaError(f"column(s) {missing} are not in Paimon table {table.path} "
-                              f"(columns: {', '.join(table.schema.field_names)})")
+                              f"(columns: {', '.join(table.table_schema.field_names)})")
         self.predicates: list[Predicate] = []
 
     def pushFilters(self, filters):  # Spark 4.1+
         for f in filters:
-            p = to_predicate(f, self.table.schema, self.system_columns)
+            p = to_predicate(f, self.table.table_schema, self.system_columns)
             if p is not None:
                 self.predicates.append(p)
             # Stats only prune files; Spark still evaluates every filter on the rows it gets.

@@ -87,7 +87,7 @@ def _holds(e: Expr | None) -> Column:
 def _check_engine(table: Table, operation: str) -> None:
     """Which merge engines can take row-level changes, as in Paimon."""
     refuse_row_level_change(table, operation)  # copy-on-write would renumber the rows a file keeps
-    if not table.schema.primary_keys:
+    if not table.table_schema.primary_keys:
         return
     opts = table.options
     engine = opts.get("merge-engine")
@@ -123,7 +123,7 @@ def _target(spark: SparkSession, table: Table, snapshot: Snapshot, file_column: 
 
 def _write(df: DataFrame, table: Table, job_options: Mapping[str, str]) -> Snapshot | None:
     before = table.snapshot_manager.latest_id()
-    if table.schema.primary_keys and table.bucket == -1:  # dynamic buckets: through the bucket assigners
+    if table.table_schema.primary_keys and table.bucket == -1:  # dynamic buckets: through the bucket assigners
         clustered_write(df, table.path, "append", {**storage_job_options(table.storage_options), **job_options})
     else:
         writer = df.write.format("paimon").mode("append").options(**storage_job_options(table.storage_options))
@@ -142,7 +142,7 @@ def _load(spark: SparkSession, path: str, storage_options: dict[str, Any] | None
 
 def _typed(table: Table, target: DataFrame, values: Mapping[str, Expr], what: str) -> dict[str, Column]:
     """Check the assigned columns and cast each value to its column's type."""
-    names = table.schema.field_names
+    names = table.table_schema.field_names
     unknown = [c for c in values if c not in names]
     if unknown:
         raise RowLevelError(f"{what}: {unknown} are not columns of {table.path} (columns: {', '.join(names)})")
@@ -158,7 +158,7 @@ def delete(spark: SparkSession, path: str, condition: Expr | None = None,
     _check_engine(table, "DELETE")
     if snapshot is None:
         return None
-    if table.schema.primary_keys:
+    if table.table_schema.primary_keys:
         rows = _target(spark, table, snapshot).where(_holds(condition))
         return _write(rows.withColumn(KIND_COLUMN, F.lit("-D")), table, {ROW_KIND_COLUMN_OPTION: KIND_COLUMN})
     if dv_enabled(table):
@@ -193,14 +193,14 @@ def update(spark: SparkSession, path: str, assignments: Mapping[str, Expr], cond
     _check_engine(table, "UPDATE")
     if not assignments:
         raise RowLevelError("UPDATE needs at least one column to set")
-    keys = [c for c in assignments if c in table.schema.primary_keys]
+    keys = [c for c in assignments if c in table.table_schema.primary_keys]
     if keys:
         raise RowLevelError(f"UPDATE cannot change primary-key column(s) {keys} of {table.path}; delete the row "
                             "and insert the new one")
     if snapshot is None:
         return None
-    names = table.schema.field_names
-    if table.schema.primary_keys:
+    names = table.table_schema.field_names
+    if table.table_schema.primary_keys:
         target = _target(spark, table, snapshot)
         values = _typed(table, target, assignments, "UPDATE")
         rows = target.where(_holds(condition)).select(*[values.get(c, F.col(c)).alias(c) for c in names])
@@ -230,8 +230,8 @@ def merge(spark: SparkSession, path: str, source: DataFrame, on: Expr,
     table, snapshot = _load(spark, path, storage_options)
     _check_engine(table, "MERGE")
     _check_clauses(table, when_matched, when_not_matched, when_not_matched_by_source)
-    pk = bool(table.schema.primary_keys)
-    names = table.schema.field_names
+    pk = bool(table.table_schema.primary_keys)
+    names = table.table_schema.field_names
     file_column = not pk
     if snapshot is not None:
         target = _target(spark, table, snapshot, file_column=file_column)
@@ -330,7 +330,7 @@ def _check_clauses(table: Table, matched: Sequence, not_matched: Sequence, by_so
     for clause in by_source:
         if isinstance(clause, Update) and clause.set is None:
             raise RowLevelError("MERGE: WHEN NOT MATCHED BY SOURCE THEN UPDATE SET * has no source row to take")
-    pk = table.schema.primary_keys
+    pk = table.table_schema.primary_keys
     if pk:
         for clause in [*matched, *by_source]:
             if isinstance(clause, Update) and clause.set is not None:

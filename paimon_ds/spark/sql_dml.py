@@ -110,7 +110,7 @@ def insert(ctx: SqlContext, plan: Any) -> None:
                        f"(partition keys: {table.partition_keys or 'none'})")
     static = {k: str(v) for k, v in spec.items() if v is not None}
     df = query_dataframe(ctx.spark, plan.query())
-    names = table.schema.field_names
+    names = table.table_schema.field_names
     user_cols = [str(c) for c in scala_list(plan.userSpecifiedCols())]
     data_cols = user_cols or [n for n in names if n not in static]
     if len(df.columns) != len(data_cols):
@@ -123,7 +123,7 @@ def insert(ctx: SqlContext, plan: Any) -> None:
                      .cast(spark_types[n]).alias(n) for n in names])
     overwrite = bool(plan.overwrite())
     options = {**job_options, **({OVERWRITE_PARTITION_OPTION: json.dumps(static)} if overwrite and static else {})}
-    if table.schema.primary_keys and table.bucket == -1:
+    if table.table_schema.primary_keys and table.bucket == -1:
         clustered_write(df, table.path, "overwrite" if overwrite else "append",
                         {**storage_job_options(table.storage_options), **options})
         return
@@ -159,7 +159,7 @@ def needs_package_write(spark: SparkSession, warehouse: str | None, plan: Any) -
         table = ctx.catalog.get_table(ident)
     except (SqlError, CatalogError):
         return False
-    return bool(table.schema.primary_keys) and table.bucket == -1
+    return bool(table.table_schema.primary_keys) and table.bucket == -1
 
 
 # Plan node -> the DML that runs it

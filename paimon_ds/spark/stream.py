@@ -65,7 +65,7 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
         self.input_schema = input_arrow_schema(schema)
         self.table = Table.for_write(path, self.input_schema, options, storage_options)
         refuse_cross_partition(self.table, "writeStream.format('paimon')")
-        self.restore = BucketRestore.from_table(self.table) if self.table.schema.primary_keys else None
+        self.restore = BucketRestore.from_table(self.table) if self.table.table_schema.primary_keys else None
 
     def write(self, iterator: Iterator) -> StreamCommitMessage:
         ctx = TaskContext.get()

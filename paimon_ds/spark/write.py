@@ -81,7 +81,7 @@ class PaimonBatchWriter(DataSourceArrowWriter):
         self.partition_filter = None
         if self.static_partition is not None:
             t = self.table
-            self.partition_filter = PartitionFilter(t.partition_keys, [f.type for f in t.schema.partition_fields],
+            self.partition_filter = PartitionFilter(t.partition_keys, [f.type for f in t.table_schema.partition_fields],
                                                     [self.static_partition], t.options.get("partition.default-name"))
         # Every data file of this job is named with this prefix, so abort() can find the files of
         # tasks whose commit messages never reach the driver (see abort()).
@@ -92,7 +92,7 @@ class PaimonBatchWriter(DataSourceArrowWriter):
         base = job_options.get(BASE_SNAPSHOT_OPTION)
         self.restore = BucketRestore.from_table(self.table, with_files=self.clustered,
                                                 snapshot_id=int(base) if base else None) \
-            if self.table.schema.primary_keys else None
+            if self.table.table_schema.primary_keys else None
 
     @property
     def _abort_marker(self) -> str:
@@ -177,11 +177,11 @@ def refuse_cross_partition(table: Table, entry: str) -> None:
     global key index, bootstrapped from the data. paimon_ds.write builds it once per assigner of its shuffle;
     without a shuffle every task of the write would have to build the whole index (at 100M keys 125 s and
     3.3 GB of disk each, see the README), so these writes are refused instead."""
-    if needs_global_index(table.schema, table.bucket):
-        missing = [k for k in table.partition_keys if k not in table.schema.primary_keys]
+    if needs_global_index(table.table_schema, table.bucket):
+        missing = [k for k in table.partition_keys if k not in table.table_schema.primary_keys]
         raise OptionError(
             f"{entry} cannot write {table.path}: it is a cross-partition upsert table (its primary key "
-            f"{list(table.schema.primary_keys)} lacks the partition key(s) {missing}, bucket=-1), whose rows get "
+            f"{list(table.table_schema.primary_keys)} lacks the partition key(s) {missing}, bucket=-1), whose rows get "
             "their partition and bucket from a global key index that needs a shuffle Spark cannot give a Python "
             "data source. Nothing was written. Write it with paimon_ds.write(df, path), INSERT through "
             "paimon_ds.sql(spark, ...), or stream with foreachBatch(paimon_ds.foreach_batch_writer(path, "

@@ -33,7 +33,7 @@ def write_task(path: str, rows: pa.Table, options: dict[str, str]) -> Callable[[
 
     def run() -> None:
         table = Table.for_write(path, rows.schema, options)
-        if table.schema.primary_keys:
+        if table.table_schema.primary_keys:
             write = table.new_write(restore=BucketRestore(), task=0, independent=True)
         else:
             write = table.new_write()

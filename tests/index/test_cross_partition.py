@@ -62,7 +62,7 @@ def write_assigned(table: Table, out: pa.RecordBatch) -> None:
     """Commit an assigner's output: each row into the bucket it names, with its row kind."""
     if out.num_rows == 0:
         return
-    schema = table.schema
+    schema = table.table_schema
     names = list(schema.partition_keys)
     types = [f.type for f in schema.partition_fields]
     restore = BucketRestore.from_table(table)

@@ -90,7 +90,7 @@ def hash_index(path: str) -> dict[tuple[str, int], np.ndarray]:
 
 
 def partition_value(table: Table, partition: bytes) -> str:
-    return deserialize_row(partition, [f.type for f in table.schema.partition_fields])[0]
+    return deserialize_row(partition, [f.type for f in table.table_schema.partition_fields])[0]
 
 
 def hash_of(path: str, key: tuple[int, str]) -> int:
@@ -114,7 +114,7 @@ def test_hash_index_file_is_big_endian_int32(tmp_path):
 
 def test_index_manifest_has_paimon_09_layout(tmp_path):
     table = Table.for_write(str(tmp_path / "t"), SCHEMA, OPTIONS)
-    part = serialize_row(["2024-05-01"], [table.schema.field("dt").type])
+    part = serialize_row(["2024-05-01"], [table.table_schema.field("dt").type])
     entries = [IndexManifestEntry(FileKind.ADD, part, 3, IndexFileMeta(HASH_INDEX, "index-x-0", 8, 2)),
                IndexManifestEntry(FileKind.ADD, part, 0, IndexFileMeta("DELETION_VECTORS", "index-y-0", 30, 1,
                                                                      (("data-a.parquet", 1, 12),)))]
@@ -159,7 +159,7 @@ def test_key_and_partition_hashes_are_binary_row_hash_codes(tmp_path):
                             names=["id", "dt"])
     # BinaryRow(id): 8-byte header (row kind 0, no nulls), one 8-byte slot holding the int
     assert key_hashes(table, batch).tolist() == [mmh3.hash(bytes(8) + struct.pack("<iI", v, 0), 42) for v in (7, -3)]
-    dt_type = table.schema.field("dt").type
+    dt_type = table.table_schema.field("dt").type
     for i, dt in enumerate(["2024-05-01", "a-much-longer-partition"]):
         part = serialize_row([dt], [dt_type])
         assert partition_hashes(table, batch)[i] == partition_hash(part) == mmh3.hash(part[4:], 42)

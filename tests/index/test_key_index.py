@@ -32,8 +32,8 @@ def test_bootstrap_load_sorts_externally(tmp_path, buffer):
     rng = np.random.default_rng(2)
     ids = rng.permutation(60_000)
     names = [("k" * (i % 3 * 6)) + str(i) for i in ids.tolist()]  # 8, 16 and 24-byte keys, inline or not
-    keys = encode_keys(pa.RecordBatch.from_pydict({"pk": names}), ["pk"], [table.schema.field("pk").type])
-    parts = pa.array([serialize_row([p], [table.schema.field("pt").type]) for p in range(4)]).take(ids % 4)
+    keys = encode_keys(pa.RecordBatch.from_pydict({"pk": names}), ["pk"], [table.table_schema.field("pk").type])
+    parts = pa.array([serialize_row([p], [table.table_schema.field("pt").type]) for p in range(4)]).take(ids % 4)
     buckets = (ids % 7).astype(np.int32)
     with GlobalIndexAssigner(table, str(tmp_path / "w"), bootstrap_buffer_bytes=buffer) as a:
         for s in range(0, len(ids), 7_000):

@@ -15,8 +15,8 @@ def test_channels_are_paimons_key_hash(tmp_path):
     table = create_table(str(tmp_path / "t"))
     rows = batch(*[(k % 3, k * 7919 - 50_000, k) for k in range(500)])
     for n in (1, 2, 5):
-        by_rows = row_channels(table.schema, rows, n)
-        by_keys = key_channels(encode_keys(rows, ["pk"], [table.schema.field("pk").type]), n)
+        by_rows = row_channels(table.table_schema, rows, n)
+        by_keys = key_channels(encode_keys(rows, ["pk"], [table.table_schema.field("pk").type]), n)
         assert by_rows.tolist() == by_keys.tolist()
-        assert by_rows.tolist() == bucket_ids([rows.column(1)], [table.schema.field("pk").type], n).tolist()
+        assert by_rows.tolist() == bucket_ids([rows.column(1)], [table.table_schema.field("pk").type], n).tolist()
         assert set(by_rows.tolist()) == set(range(n))

@@ -67,7 +67,7 @@ def index_of(path: str) -> dict[tuple[str, int], set[int]]:
     table = Table.load(path)
     out: dict[tuple[str, int], set[int]] = {}
     for e in snapshot_index_entries(table, table.latest_snapshot()):
-        dt = deserialize_row(e.partition, [table.schema.field("dt").type])[0]
+        dt = deserialize_row(e.partition, [table.table_schema.field("dt").type])[0]
         hashes = read_hash_index(table, e.partition, e.bucket, e.index_file)
         assert e.index_file.row_count == len(hashes) == len(set(hashes.tolist()))
         out[(dt, e.bucket)] = set(hashes.tolist())

@@ -461,7 +461,7 @@ def test_table_java_altered_reads_as_java_reads(spark, java_oracle, table_path, 
     assert [columns[int(c[1:])][1] for c, _ in changes if c not in out["altered"]] == ["STRING"] * len(NESTED_TO_STRING)
     assert all(not isinstance(columns[int(c[1:])][0], str) for c, _ in changes if c not in out["altered"])
     table = Table.load(table_path)
-    assert table.schema.id == len(out["altered"])
+    assert table.table_schema.id == len(out["altered"])
     names = ["id"] + [f"{s}->{d}" for s, d in columns]
     core = sorted(plain_rows(table.to_arrow()), key=lambda r: r[0])
     assert core == java, row_differences(core, java, names)

@@ -63,7 +63,7 @@ def _us(micros: int) -> dt.datetime:
 def test_altered_nanosecond_columns_read_as_pypaimon_reads_them(pypaimon_oracle, table_path, tmp_path):
     pypaimon_oracle.exec(table_path, PP_TABLE)
     table = Table.load(table_path)
-    assert [f.type.sql() for f in table.schema.fields] == ["BIGINT", "TIMESTAMP(9)", "TIMESTAMP(6)", "INT"]
+    assert [f.type.sql() for f in table.table_schema.fields] == ["BIGINT", "TIMESTAMP(9)", "TIMESTAMP(6)", "INT"]
 
     got = table.to_arrow().sort_by("id")
     assert got.schema.field("ts_a").type == pa.timestamp("ns")

@@ -64,7 +64,7 @@ class Model:
                         f"key {key} moved from bucket {self.home[key]} to {split.bucket}"
         assert got == self.rows
         indexed: dict[tuple[str, int], set[int]] = defaultdict(set)
-        types = [f.type for f in table.schema.partition_fields]
+        types = [f.type for f in table.table_schema.partition_fields]
         for e in snapshot_index_entries(table, table.latest_snapshot()):
             dt = deserialize_row(e.partition, types)[0]
             hashes = read_hash_index(table, e.partition, e.bucket, e.index_file)

@@ -161,7 +161,7 @@ def test_java_evolved_table_reads_as_java_reads(java_oracle, table_path, tmp_pat
     pq.write_table(pa.Table.from_pylist(ROWS1, SCHEMA1), rows1)
     java_oracle.exec(table_path, f"CHANGES = {TYPE_CHANGES!r}\nTYPES0 = {TYPES0!r}\nPRIMARY_KEY = {primary_key}\n"
                      f"ROWS1_PATH = {rows1!r}\n" + JAVA_SCENARIO, pa.Table.from_pylist(ROWS0, SCHEMA0))
-    assert Table.load(table_path).schema.id == 1
+    assert Table.load(table_path).schema().id == 1
     check_both(table_path, java_oracle, primary_key)
 
 
@@ -189,7 +189,7 @@ def test_refused_casts_write_nothing(table_path):
     for name, typ in [("dt", "INT"), ("h", "BOOLEAN"), ("ts", "VARCHAR(10)"), ("bo", "DATE")]:
         with pytest.raises(SchemaError, match=f"cannot change column '{name}' from"):
             commit_changes(table_path, UpdateColumnType(name, typ))
-    assert Table.load(table_path).schema.id == 0
+    assert Table.load(table_path).schema().id == 0
     # a table altered so elsewhere fails its read clearly instead of reading other values
     from paimon_ds.casts.column import cast_column
     from paimon_ds.casts.rules import CastError

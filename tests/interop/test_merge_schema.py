@@ -110,7 +110,7 @@ def test_merge_schema_refusals_and_explicit_casts(java_oracle, table_path):
 
 def test_merge_of_an_unchanged_schema_is_the_same_schema(table_path):
     write(table_path, ROWS0, SCHEMA0, {})
-    schema = Table.load(table_path).schema
+    schema = Table.load(table_path).schema()
     assert merge_write_schema(schema, SCHEMA0) is schema
     assert merge_write_schema(schema, SCHEMA0.remove(1)) is schema  # a missing column stays in the table
     # a new ROW column: as Paimon's SchemaMergingUtils numbers it, its nested fields first, then the column

@@ -273,6 +273,6 @@ def test_nanosecond_predicates_prune_by_exact_stats(table_path):
     class EqualTo:  # Spark's pushed filter, as pyspark.sql.datasource hands it over
         def __init__(self, attribute: tuple[str, ...], value: Any) -> None:
             self.attribute, self.value = attribute, value
-    pred = to_predicate(EqualTo(("v",), literal), table.schema)
+    pred = to_predicate(EqualTo(("v",), literal), table.table_schema)
     assert isinstance(pred, And)  # v >= 1s and v < 1s + 1us: the row Spark sees as 00:00:01.000000
     assert [r["id"] for r in table.to_arrow(pred).to_pylist()] == [1]

@@ -85,7 +85,7 @@ def test_paimon_ds_variant_written_read_by_pypaimon(spark, pypaimon_oracle, tabl
     df = spark.createDataFrame([(i, None if v is None else json.dumps(v)) for i, v in enumerate(VALUES)],
                                "id int, j string")
     df.selectExpr("id", "parse_json(j) AS v").write.format("paimon").mode("append").save(table_path)
-    assert Table.load(table_path).schema.field("v").type.root == "VARIANT"
+    assert Table.load(table_path).schema().field("v").type.root == "VARIANT"
     decoded = json.loads(pypaimon_oracle.exec(table_path, PYPAIMON_DECODE).strip().splitlines()[-1])
     assert decoded == [[i, v] for i, v in enumerate(VALUES)]
     # the core API: the same bytes back, and into a second table by the Arrow struct alone

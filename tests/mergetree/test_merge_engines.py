@@ -523,7 +523,7 @@ def test_rows_of_one_key_in_one_commit_merge_in_the_buffer(tmp_path):
     write(path, data, OP_ROWS, pk(**{"bucket": "3"}))
     assert read(path) == [op_row(i, "+I", 450 + i, f"v{450 + i}") for i in range(50)]
     table = Table.load(path)
-    layout = KeyValueLayout(table.schema)
+    layout = KeyValueLayout(table.table_schema)
     assert layout.key_columns == ["_KEY_id"]
     assert SEQ in layout.arrow_schema().names
 

@@ -203,8 +203,8 @@ def test_tag_options_it_cannot_honour_are_refused_before_anything_is_written(tmp
     path = str(tmp_path / "t")
     write_arrow(path, pa.table({"id": [1]}))
     table = Table.load(path)
-    table.schema_manager.create(dataclasses.replace(table.schema, id=1, options={
-        **table.schema.options, "tag.automatic-creation": "batch", "tag.callbacks": "com.example.Callback"}))
+    table.schema_manager.create(dataclasses.replace(table.table_schema, id=1, options={
+        **table.table_schema.options, "tag.automatic-creation": "batch", "tag.callbacks": "com.example.Callback"}))
     before = sorted(p for p in Path(path).rglob("*"))
     with pytest.raises(OptionError, match="tag.callbacks='com.example.Callback'.*nothing was written"):
         Table.load(path).append(pa.table({"id": [2]}))

@@ -96,7 +96,8 @@ def manifest_entries(path: str, sid: int | None = None) -> list[Any]:
     table = Table.load(path)
     s = table.snapshot_manager.snapshot(sid) if sid else table.latest_snapshot()
     ml = ManifestList(table.io, table.root)
-    mf = ManifestFile(table.io, table.root, [f.type for f in table.schema.partition_fields], table.schema.id)
+    schema = table.table_schema
+    mf = ManifestFile(table.io, table.root, [f.type for f in schema.partition_fields], schema.id)
     metas = ml.read(s.base_manifest_list) + ml.read(s.delta_manifest_list)
     return [e for m in metas for e in mf.read(m.file_name)]
 

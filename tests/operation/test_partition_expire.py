@@ -208,7 +208,7 @@ def test_options_it_cannot_honour_are_refused_before_anything_is_written(tmp_pat
     write_arrow(path, rows(id=[1], dt=["2099-01-01"]), partition_by="dt")
     # a value stored by another writer (Java takes any DateTimeFormatter pattern): the write is refused
     table = Table.load(path)
-    schema = table.schema
+    schema = table.table_schema
     table.schema_manager.create(dataclasses.replace(schema, id=schema.id + 1, options={
         **schema.options, "partition.expiration-time": "1 d", "partition.timestamp-formatter": "EEE yyyy"}))
     before = listing(Path(path))

@@ -98,7 +98,7 @@ def test_compaction_moves_postpone_rows_into_buckets(table_path):
     table = Table.load(table_path)
     for split in table.new_scan().plan():  # each row sits in the bucket Paimon's hash gives it
         rows = pa.Table.from_batches(list(table.new_read().read(split)), table.arrow_schema())
-        assert set(bucket_ids([rows.column("id")], [table.schema.field("id").type], 3)) <= {split.bucket}
+        assert set(bucket_ids([rows.column("id")], [table.table_schema.field("id").type], 3)) <= {split.bucket}
 
 
 def test_writes_into_real_buckets_keep_a_partitions_count(table_path):

@@ -317,7 +317,7 @@ def test_credentials_never_reach_table_files(s3_server):
     loaded = Table.load(path, None, opts)
     assert loaded.to_arrow().sort_by("user").to_pydict() == {"user": ["a", "b", "c"], "i": [1, 3, 4],
                                                              "k": [0, 0, 0]}
-    assert loaded.schema.options == {"bucket": "2"}
+    assert loaded.table_schema.options == {"bucket": "2"}
     fs = s3_server.fs()
     files = sorted(keys(s3_server, bucket))
     kinds = Counter(k.split("/warehouse/db.db/t/", 1)[1].split("/", 1)[0] for k in files)

@@ -75,11 +75,11 @@ def test_bucket_sql_uses_the_tables_bucket_keys(spark, tmp_path):
     schema = pa.schema([pa.field("id", pa.int64(), False), pa.field("dt", pa.string(), False),
                         ("v", pa.float64())])
     table = Table.for_write(str(tmp_path / "t"), schema, {"primary-key": "dt,id", "partition": "dt", "bucket": "5"})
-    expr = bucket_sql(table.schema, 5)
+    expr = bucket_sql(table.table_schema, 5)
     df = spark.sql("SELECT id * 3 AS id, CAST(id % 3 AS STRING) AS dt, 0.5D AS v FROM range(500)")
     out = df.selectExpr("id", f"{expr} AS b").toArrow()
     ids = out.column("id").combine_chunks()
-    assert out.column("b").to_pylist() == bucket_ids([ids], [table.schema.field("id").type], 5).tolist()
+    assert out.column("b").to_pylist() == bucket_ids([ids], [table.table_schema.field("id").type], 5).tolist()
 
 
 FIXED_WIDTH = ["BIGINT", "INT", "SMALLINT", "TINYINT", "BOOLEAN", "DATE", "DECIMAL(10, 2)", "DECIMAL(18, 0)",
@@ -95,7 +95,7 @@ def test_fixed_width_keys_hash_by_arithmetic_as_python(spark, tmp_path, type_nam
     schema = pa.schema([to_arrow_field(n, t) for n, t in zip(names, types)])
     table = Table.for_write(str(tmp_path / "t"), schema, {"bucket": "7", "bucket-key": ",".join(names)})
     df = spark.createDataFrame(out.select(names))
-    bucketed = with_bucket_column(df, table.schema, 7, "b")
+    bucketed = with_bucket_column(df, table.table_schema, 7, "b")
     assert bucketed is not None and bucketed.columns == [*names, "b"]
     got = bucketed.toArrow()
     assert got.column("b").to_pylist() == bucket_ids([got.column(n).combine_chunks() for n in names], types,

@@ -143,7 +143,7 @@ def test_one_dynamic_bucket_table_through_every_entry_point(spark, tmp_path, jav
     frame(spark, rows).write.format("paimon").options(**OPTIONS).mode("append").save(path)
     model.apply(rows)
     model.check(path, "the first df.write.format")
-    assert Table.load(path).bucket == -1 and "bucket" not in Table.load(path).schema.options
+    assert Table.load(path).bucket == -1 and "bucket" not in Table.load(path).schema().options
     paimon_ds.attach(spark, str(warehouse))
 
     for turn in range(2):

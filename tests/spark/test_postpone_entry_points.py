@@ -38,7 +38,7 @@ def check(spark, path: str, model: dict, counts: dict[str, int], through_spark: 
     for split in table.new_scan().plan():
         rows = pa.Table.from_batches(list(table.new_read().read(split)), table.arrow_schema())
         n = counts[scan.partition_dir(split.partition)]
-        assert set(bucket_ids([rows.column("id")], [table.schema.field("id").type], n)) <= {split.bucket}
+        assert set(bucket_ids([rows.column("id")], [table.table_schema.field("id").type], n)) <= {split.bucket}
 
 
 def test_postpone_table_through_every_entry_point(spark, tmp_path, table_path):

@@ -83,7 +83,7 @@ def test_every_type_round_trips(spark, table_path):
     back = load(spark, table_path)
     assert back.schema == df.schema  # Spark types survive Paimon's type system
     # the Paimon schema names the Paimon types Spark's types map to
-    assert [f.type.sql() for f in Table.load(table_path).schema.fields[:15]] == [
+    assert [f.type.sql() for f in Table.load(table_path).schema().fields[:15]] == [
         "BIGINT", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL(10, 2)", "DECIMAL(38, 10)",
         "STRING", "BYTES", "BOOLEAN", "DATE", "TIMESTAMP(6) WITH LOCAL TIME ZONE", "TIMESTAMP(6)"]
     assert sorted_rows(back.toArrow()) == sorted_rows(data)

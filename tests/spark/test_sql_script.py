@@ -276,5 +276,5 @@ def test_alter_table_through_sql_refreshes_the_session_table(spark, tmp_path):
     assert tables(spark, "a") == [("a", "u", False)]
     assert rows(spark, "SELECT * FROM a.u ORDER BY id") == [(1, "x"), (2, "y")]
     table = Catalog(warehouse).get_table("a.u")
-    assert [f.name for f in table.schema.fields] == ["id", "s"] and table.schema.id == 5
-    assert "snapshot.num-retained.max" not in table.schema.options
+    assert [f.name for f in table.table_schema.fields] == ["id", "s"] and table.table_schema.id == 5
+    assert "snapshot.num-retained.max" not in table.table_schema.options
