@@ -40,11 +40,27 @@ class TableSchema:
     def field_names(self) -> list[str]:
         return [f.name for f in self.fields]
 
+    @property
+    def column_names(self) -> list[str]:
+        """The column names in table order (pyiceberg's name; the same as field_names)."""
+        return self.field_names
+
     def field(self, name: str) -> DataField:
+        """The column ``name`` (its id, name, type and description); SchemaError if the table has none."""
         for f in self.fields:
             if f.name == name:
                 return f
         raise SchemaError(f"no column {name!r} in the table (columns: {', '.join(self.field_names)})")
+
+    def find_field(self, name_or_id: str | int) -> DataField:
+        """The column with this name or field id (as pyiceberg's Schema.find_field)."""
+        if isinstance(name_or_id, int) and not isinstance(name_or_id, bool):
+            for f in self.fields:
+                if f.id == name_or_id:
+                    return f
+            raise SchemaError(f"no column with field id {name_or_id} in the table "
+                              f"(ids: {', '.join(str(f.id) for f in self.fields)})")
+        return self.field(name_or_id)
 
     @property
     def partition_fields(self) -> list[DataField]:
@@ -61,8 +77,11 @@ class TableSchema:
         return to_arrow_schema(self.fields)
 
     def as_arrow(self) -> pa.Schema:
-        """The schema as Arrow types (the public name, as pyiceberg's Schema.as_arrow)."""
-        return self.arrow_schema()
+        """The schema as Arrow types (the public name, as pyiceberg's Schema.as_arrow); a column's description
+        (its SQL COMMENT) is the field's metadata `description`, as pypaimon gives it."""
+        schema = self.arrow_schema()
+        return pa.schema([f.with_metadata({"description": d.description}) if d.description is not None else f
+                          for f, d in zip(schema, self.fields)])
 
     def __repr__(self) -> str:
         columns = ", ".join(f"{f.name} {f.type.sql()}" for f in self.fields)

@@ -64,6 +64,12 @@ class Snapshot:
     next_row_id: int | None = None  # row-tracking tables: the first row id the next commit hands out
     extra: dict[str, Any] = field(default_factory=dict)  # fields we do not interpret, kept on rewrite
 
+    def __repr__(self) -> str:
+        # what a reader of a write's result wants; the manifest lists and the rest are its fields
+        when = dt.datetime.fromtimestamp(self.time_millis / 1000, dt.timezone.utc)
+        return (f"Snapshot(id={self.id}, kind={self.commit_kind}, time={when.isoformat(timespec='milliseconds')}, "
+                f"records={self.total_record_count} ({self.delta_record_count:+}), schema_id={self.schema_id})")
+
     def to_json(self) -> str:
         obj: dict[str, Any] = {
             "version": self.version,

@@ -469,3 +469,64 @@ def _java_float(v: float, single: bool) -> str:
         return text
     mantissa, exp = np.format_float_scientific(x, unique=True, trim="0").split("e")
     return f"{mantissa}E{int(exp)}"
+
+
+# ---------------------------------------------------------------- Table.inspect
+class InspectTable:
+    """A table's metadata as Arrow tables, one method per system table (as pyiceberg's `tbl.inspect`):
+    `table.inspect.snapshots()`, `.files()`, ... Each gives the rows of `system_table(table, name)`; metadata only,
+    no data file is read. Those that read one snapshot (files, manifests, partitions, buckets) read the table's
+    latest, or the one a time-travel load names (`Table.load(path, {"scan.snapshot-id": "3"})`)."""
+
+    def __init__(self, table: Table) -> None:
+        self._table = table
+
+    def snapshots(self) -> pa.Table:
+        """Every snapshot not expired, oldest first: snapshot_id, schema_id, commit_user, commit_identifier,
+        commit_kind, commit_time, base_manifest_list, delta_manifest_list, changelog_manifest_list,
+        total_record_count, delta_record_count, changelog_record_count, watermark."""
+        return system_table(self._table, "snapshots")
+
+    def schemas(self) -> pa.Table:
+        """Every schema version: schema_id, fields (JSON), partition_keys (JSON), primary_keys (JSON),
+        options (JSON), comment, update_time."""
+        return system_table(self._table, "schemas")
+
+    def options(self) -> pa.Table:
+        """The table's stored options: key, value."""
+        return system_table(self._table, "options")
+
+    def files(self) -> pa.Table:
+        """The live data files: partition, bucket, file_path, file_format, schema_id, level, record_count,
+        file_size_in_bytes, min_key, max_key, null_value_counts, min_value_stats, max_value_stats,
+        min_sequence_number, max_sequence_number, creation_time."""
+        return system_table(self._table, "files")
+
+    def manifests(self) -> pa.Table:
+        """The snapshot's manifest files (base, delta and changelog lists): file_name, file_size, num_added_files,
+        num_deleted_files, schema_id."""
+        return system_table(self._table, "manifests")
+
+    def partitions(self) -> pa.Table:
+        """One row per partition: partition, record_count, file_size_in_bytes, file_count, last_update_time."""
+        return system_table(self._table, "partitions")
+
+    def buckets(self) -> pa.Table:
+        """One row per (partition, bucket): partition, bucket, record_count, file_size_in_bytes, file_count,
+        last_update_time."""
+        return system_table(self._table, "buckets")
+
+    def tags(self) -> pa.Table:
+        """The tags: tag_name, snapshot_id, schema_id, commit_time, record_count, create_time, time_retained."""
+        return system_table(self._table, "tags")
+
+    def branches(self) -> pa.Table:
+        """The branches other than main: branch_name, create_time."""
+        return system_table(self._table, "branches")
+
+    def consumers(self) -> pa.Table:
+        """The consumers (streaming readers' progress): consumer_id, next_snapshot_id."""
+        return system_table(self._table, "consumers")
+
+    def __repr__(self) -> str:
+        return f"InspectTable({self._table.path!r}: {', '.join(f'{n}()' for n in SYSTEM_TABLES)})"

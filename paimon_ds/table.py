@@ -36,6 +36,7 @@ from .schema_checks import check_writable
 from .schema_merge import commit_merged_schema
 from .snapshot import Snapshot, SnapshotManager
 from .storage import split_storage
+from .system_tables import InspectTable
 from .types import SchemaError, fields_from_arrow, same_type_ignoring_nullability
 
 # Old schemas of tables, per process (Spark reuses Python workers). The key includes the latest schema's creation
@@ -179,6 +180,19 @@ class Table:
         """The table's current schema: fields (name, type, id), primary_keys, partition_keys, options, id;
         `.as_arrow()` gives it as an Arrow schema (as pyiceberg's `tbl.schema().as_arrow()`)."""
         return self.table_schema
+
+    @property
+    def inspect(self) -> InspectTable:
+        """The table's metadata as Arrow tables, one method per system table (as pyiceberg's `tbl.inspect`):
+        snapshots(), schemas(), options(), files(), manifests(), partitions(), buckets(), tags(), branches(),
+        consumers()."""
+        return InspectTable(self)
+
+    def version(self) -> int | None:
+        """The id of the table's current snapshot (the one a scan reads), None before the first commit
+        (as deltalake's `dt.version()`)."""
+        snapshot = self.snapshot_to_read()
+        return snapshot.id if snapshot is not None else None
 
     def arrow_schema(self) -> pa.Schema:
         try:

@@ -115,6 +115,14 @@ class DataField:
     def from_json(obj: dict[str, Any]) -> DataField:
         return DataField(obj["id"], obj["name"], parse_type(obj["type"]), obj.get("description"))
 
+    @property
+    def nullable(self) -> bool:
+        return self.type.nullable
+
+    def __repr__(self) -> str:
+        described = f", description={self.description!r}" if self.description is not None else ""
+        return f"DataField(id={self.id}, name={self.name!r}, type={self.type.sql()}{described})"
+
 
 @dataclass(frozen=True)
 class RowType(DataType):

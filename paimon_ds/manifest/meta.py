@@ -38,6 +38,10 @@ class SimpleStats:
         nc = r.get("_NULL_COUNTS")
         return SimpleStats(r["_MIN_VALUES"], r["_MAX_VALUES"], None if nc is None else tuple(nc))
 
+    def __repr__(self) -> str:  # serialized rows say nothing printed: their sizes only
+        return (f"SimpleStats(min_values=<{len(self.min_values)} bytes>, max_values=<{len(self.max_values)} bytes>, "
+                f"null_counts={None if self.null_counts is None else list(self.null_counts)})")
+
 
 EMPTY_STATS = SimpleStats()
 
@@ -79,6 +83,18 @@ class DataFileMeta:
             "_WRITE_COLS": None if self.write_cols is None else list(self.write_cols),
         }
 
+    def __repr__(self) -> str:
+        # the facts a reader looks for; keys and stats are serialized rows (system_tables renders them)
+        fields = [repr(self.file_name), f"rows={self.row_count}", f"size={self.file_size}", f"level={self.level}",
+                  f"sequence={self.min_sequence_number}..{self.max_sequence_number}", f"schema_id={self.schema_id}"]
+        if self.delete_row_count:
+            fields.append(f"deleted_rows={self.delete_row_count}")
+        if self.external_path:
+            fields.append(f"external_path={self.external_path!r}")
+        if self.first_row_id is not None:
+            fields.append(f"first_row_id={self.first_row_id}")
+        return f"DataFileMeta({', '.join(fields)})"
+
     @staticmethod
     def from_avro(r: dict[str, Any]) -> DataFileMeta:
         # Files written by older Paimon releases lack the later fields: .get() with Paimon's defaults.
@@ -109,6 +125,10 @@ class ManifestEntry:
         f = self.file
         return (self.partition, self.bucket, f.level, f.file_name, f.extra_files, f.embedded_index,
                 f.external_path)
+
+    def __repr__(self) -> str:  # the partition is a serialized row: its size only
+        return (f"ManifestEntry({self.kind.name}, partition=<{len(self.partition)} bytes>, bucket={self.bucket}, "
+                f"total_buckets={self.total_buckets}, file={self.file!r})")
 
     def to_avro(self) -> dict[str, Any]:
         return {"_VERSION": 2, "_KIND": int(self.kind), "_PARTITION": self.partition, "_BUCKET": self.bucket,
@@ -144,6 +164,10 @@ class ManifestFileMeta:
     min_level: int | None = None
     max_level: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return (f"ManifestFileMeta({self.file_name!r}, size={self.file_size}, added={self.num_added_files}, "
+                f"deleted={self.num_deleted_files}, schema_id={self.schema_id})")
 
     def to_avro(self) -> dict[str, Any]:
         return {"_VERSION": 2, "_FILE_NAME": self.file_name, "_FILE_SIZE": self.file_size,

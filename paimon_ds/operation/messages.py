@@ -54,6 +54,20 @@ class CommitMessage:
     # changelog manifest list of the COMPACT snapshot (Paimon's CompactIncrement.changelogFiles)
     compact_changelog: list[DataFileMeta] = field(default_factory=list)
 
+    def __repr__(self) -> str:
+        # counts of each kind of file (DataFileMeta's repr names them one by one); never the partition's bytes
+        fields = [f"partition={self.partition_path!r}" if self.partition_path else None, f"bucket={self.bucket}",
+                  f"new_files={len(self.new_files)}", f"rows={sum(f.row_count for f in self.new_files)}"]
+        for name, files in (("compact_before", self.compact_before), ("compact_after", self.compact_after),
+                            ("changelog_files", self.changelog_files), ("compact_changelog", self.compact_changelog),
+                            ("new_index_files", self.new_index_files),
+                            ("deleted_index_files", self.deleted_index_files)):
+            if files:
+                fields.append(f"{name}={len(files)}")
+        if self.added_hashes is not None and len(self.added_hashes):
+            fields.append(f"added_hashes={len(self.added_hashes)}")
+        return f"CommitMessage({', '.join(f for f in fields if f)})"
+
     @property
     def directory_rel(self) -> str:
         return bucket_path(self.partition_path, self.bucket)

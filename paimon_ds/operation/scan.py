@@ -71,6 +71,23 @@ class Split:
     def file_path(self, f: DataFileMeta) -> str:
         return f.external_path or f"{self.directory}/{f.file_name}"
 
+    def __repr__(self) -> str:
+        # the partition as its directory names it (`dt=2024-01-01/hr=1`): the split holds no partition types to
+        # decode the BinaryRow with, and the directory is what a user finds on disk
+        parts = self.directory.rstrip("/").split("/")[:-1]  # without bucket-N
+        partition = []
+        while parts and "=" in parts[-1]:
+            partition.insert(0, parts.pop())
+        fields = ([f"partition={'/'.join(partition)}"] if partition else []) + [
+            f"bucket={self.bucket}", f"files={len(self.files)}", f"rows={self.row_count}"]
+        if self.deletion_files:
+            fields.append(f"deletion_vectors={len(self.deletion_files)}")
+        if self.snapshot_id is not None:
+            fields.append(f"snapshot={self.snapshot_id}")
+        if self.branch is not None:
+            fields.append(f"branch={self.branch}")
+        return f"Split({', '.join(fields)})"
+
 
 class TableScan:
     def __init__(self, table: Table, predicate: Predicate | None = None,
