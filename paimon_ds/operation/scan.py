@@ -73,11 +73,10 @@ class Split:
 
     def __repr__(self) -> str:
         # the partition as its directory names it (`dt=2024-01-01/hr=1`): the split holds no partition types to
-        # decode the BinaryRow with, and the directory is what a user finds on disk
-        parts = self.directory.rstrip("/").split("/")[:-1]  # without bucket-N
-        partition = []
-        while parts and "=" in parts[-1]:
-            partition.insert(0, parts.pop())
+        # decode the BinaryRow with, and the directory is what a user finds on disk; the row's arity (its first
+        # 4 bytes, big-endian) says how many directories above bucket-N are the partition's
+        arity = int.from_bytes(self.partition[:4], "big") if len(self.partition) >= 4 else 0
+        partition = self.directory.rstrip("/").split("/")[-1 - arity:-1] if arity else []
         fields = ([f"partition={'/'.join(partition)}"] if partition else []) + [
             f"bucket={self.bucket}", f"files={len(self.files)}", f"rows={self.row_count}"]
         if self.deletion_files:
