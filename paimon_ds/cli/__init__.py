@@ -1,5 +1,8 @@
 """`paimon-ds`: table maintenance from the command line, without Spark.
 
+    paimon-ds list WAREHOUSE [--database DB]      paimon-ds schema PATH        paimon-ds options PATH
+    paimon-ds files PATH [--snapshot ID | --tag NAME]
+    paimon-ds history PATH [--limit N]
     paimon-ds describe PATH [--limit N] [--lsm-image FILE.svg]
     paimon-ds compact PATH [--full] [--partitions SPEC]
     paimon-ds expire PATH [--retain-min N] [--retain-max N] [--older-than DURATION] [--max-deletes N]
@@ -26,7 +29,7 @@ import logging
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import MissingCredentialsError, __version__, procedures
@@ -38,7 +41,7 @@ from ..options import OptionError, parse_duration_ms
 from ..storage import missing_s3_credentials
 from ..table import Table
 from . import describe as describe_command
-from . import lsm
+from . import lsm, metadata
 from .output import Column, Output
 from .storage_args import storage_options
 
@@ -115,11 +118,40 @@ def _remove_orphans(table: Table, args: argparse.Namespace, out: Output) -> tupl
             f"{verb} {len(found)} orphan file(s)" + "".join(f"\n  {f}" for f in found))
 
 
+# the read-only metadata commands: (the document from the table and arguments, its rendering)
+_METADATA: dict[str, tuple[Callable[[Table, argparse.Namespace], dict[str, Any]],
+                           Callable[[Output, dict[str, Any]], None]]] = {
+    "schema": (lambda table, args: metadata.schema(table), metadata.render_schema),
+    "options": (lambda table, args: metadata.options(table), metadata.render_options),
+    "files": (lambda table, args: metadata.files(table, args.snapshot, args.tag), metadata.render_files),
+    "history": (lambda table, args: metadata.history(table, args.limit), metadata.render_history),
+}
+
+
+def _list(args: argparse.Namespace, out: Output) -> dict[str, Any] | None:
+    if args.branch:
+        raise OptionError("--branch: `list` lists a warehouse's tables; a branch is a table's (paimon-ds branches)")
+    with out.busy("listing tables"):
+        doc = metadata.list_tables(args.path, args.database, _storage(args))
+    if out.is_json:
+        return doc
+    metadata.render_list(out, doc)
+    return None
+
+
 def _run(table: Table, args: argparse.Namespace, out: Output) -> dict[str, Any] | None:
     """Run the command; its JSON document (printed by the caller), or None when it printed itself."""
     command = args.command
     if command == "describe":
         return _describe(table, args, out)
+    if command in _METADATA:
+        make, render = _METADATA[command]
+        with out.busy("reading metadata"):
+            doc = make(table, args)
+        if out.is_json:
+            return doc
+        render(out, doc)
+        return None
     if command == "branches":
         names = ["main", *table.branch_manager().branches()]
         if out.is_json:
@@ -233,6 +265,18 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("path", help="the table's directory (a local path, s3://bucket/key, ...)")
         return p
 
+    p = sub.add_parser("list", parents=[common], help="list the tables of a warehouse (<warehouse>/<db>.db/<table>)",
+                       description="list the tables of a warehouse (<warehouse>/<db>.db/<table>), by database")
+    p.add_argument("path", metavar="warehouse", help="the warehouse directory (a local path, s3://bucket/key, ...)")
+    p.add_argument("--database", help="only this database's tables")
+    add("schema", "the table's current schema: columns (id, name, type, comment), primary key, partition keys")
+    add("options", "the options stored in the table's schema")
+    p = add("files", "the live data files (partition, bucket, level, rows, size, path) of the latest snapshot")
+    target = p.add_mutually_exclusive_group()
+    target.add_argument("--snapshot", type=int, help="of this snapshot instead")
+    target.add_argument("--tag", help="of this tag's snapshot instead")
+    p = add("history", "the commits, newest first: snapshot, time, kind, record counts, schema, user")
+    p.add_argument("--limit", type=int, help="the latest N commits only (default, or 0: all)")
     p = add("describe", "schema, options, latest snapshots, and each bucket's files, levels and sorted runs "
                         "against the compaction and stop triggers")
     p.add_argument("--limit", type=int, default=describe_command.DEFAULT_LIMIT,
@@ -298,14 +342,18 @@ def _setup_logging(verbose: int) -> None:
     logger.setLevel(logging.INFO if verbose == 1 else logging.DEBUG)
 
 
-def _open(args: argparse.Namespace) -> Table:
+def _storage(args: argparse.Namespace) -> dict[str, str] | None:
     storage = storage_options(args.option, args.options_file)
     missing = missing_s3_credentials(args.path, storage)
     if missing is not None:
         raise MissingCredentialsError(
             f"no S3 credentials for {args.path}: {missing}. Give -o s3.access-key=... -o s3.secret-key=... (or "
             "--options-file FILE), or set AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or AWS_PROFILE")
-    return Table.load(args.path, {"branch": args.branch} if args.branch else None, storage)
+    return storage
+
+
+def _open(args: argparse.Namespace) -> Table:
+    return Table.load(args.path, {"branch": args.branch} if args.branch else None, _storage(args))
 
 
 def _fail(args: argparse.Namespace, error: BaseException, code: int) -> int:
@@ -323,7 +371,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _setup_logging(args.verbose)
     out = Output.choose(args.json, args.plain)
     try:
-        doc = _run(_open(args), args, out)
+        doc = _list(args, out) if args.command == "list" else _run(_open(args), args, out)
         if doc is not None:
             out.document(doc)
     except PaimonDsError as e:
