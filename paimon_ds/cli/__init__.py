@@ -1,4 +1,4 @@
-"""`paimon-ds`: table maintenance from the command line, without Spark.
+"""`paimon-ds`: a table's metadata and its maintenance from the command line, without Spark.
 
     paimon-ds list WAREHOUSE [--database DB]      paimon-ds schema PATH        paimon-ds options PATH
     paimon-ds files PATH [--snapshot ID | --tag NAME]
