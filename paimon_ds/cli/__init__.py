@@ -251,7 +251,8 @@ def _merge_globals(args: argparse.Namespace) -> argparse.Namespace:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description="Inspect and maintain Apache Paimon tables (no Spark needed).",
+    parser = argparse.ArgumentParser(prog=PROG,
+                                     description="Inspect and maintain Apache Paimon tables (no Spark needed).",
                                      epilog="Exit status: 0 ok, 1 other error, 2 bad input, 3 not found, "
                                             "4 commit conflict, 5 storage.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
