@@ -136,14 +136,15 @@ class TableScan:
 
     def _entry_may_match(self, e: ManifestEntry) -> bool:
         if self.partition_predicate is not None:
-            values = dict(zip(self.schema.partition_keys, self._partition_values(e.partition)))
+            values = dict(zip(self.schema.partition_keys, self.partition_values(e.partition)))
             if not test_values(self.partition_predicate, values):
                 return False
         if self.data_predicate is not None and not self.data_evolution:
             return self.data_predicate.may_match(self._file_stats(e.file))
         return True
 
-    def _partition_values(self, partition: bytes) -> list[Any]:
+    def partition_values(self, partition: bytes) -> list[Any]:
+        """A partition's values, one per partition key, decoded from its binary row."""
         return _decode_partition(partition, tuple(self.partition_types))
 
     def partition_dir(self, partition: bytes) -> str:
@@ -151,7 +152,7 @@ class TableScan:
         keys = self.schema.partition_keys
         if not keys:
             return ""
-        return partition_path(keys, self._partition_values(partition), self.table.options.get("partition.default-name"),
+        return partition_path(keys, self.partition_values(partition), self.table.options.get("partition.default-name"),
                               self.partition_types)
 
     def bucket_dir(self, partition: bytes, bucket: int) -> str:
