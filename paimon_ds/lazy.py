@@ -21,6 +21,7 @@ partition expression, so pyarrow and its users skip partitions without opening f
 from __future__ import annotations
 
 import importlib
+import inspect
 import io
 import json
 from collections.abc import Callable, Iterator
@@ -249,8 +250,9 @@ def polars_frame(scan: Scan) -> Any:
             if frame.height:
                 yield frame
 
-    return register_io_source(source, schema=schema, explain_name="paimon_ds",
-                              explain_detail=f"{scan.table.path}")
+    labels = {"explain_name": "paimon_ds", "explain_detail": scan.table.path}  # shown by LazyFrame.explain()
+    accepted = inspect.signature(register_io_source).parameters
+    return register_io_source(source, schema=schema, **{k: v for k, v in labels.items() if k in accepted})
 
 
 # ------------------------------------------------------------------ DuckDB
