@@ -314,7 +314,6 @@ def duckdb_source_class() -> type | None:
         def __init__(self, scan: Scan) -> None:
             super().__init__(scan)
             self.scan = scan
-            self.pruned: list[str] = []  # the last stream's pruning predicate (for tests and EXPLAIN-like checks)
 
         def __arrow_c_schema__(self) -> object:
             return self.scan.schema.__arrow_c_schema__()
@@ -341,7 +340,6 @@ def duckdb_source_class() -> type | None:
             if self.scan.limit is None:  # a scan's own limit comes before DuckDB's filters: they must not prune
                 prune = prune_predicate([e for f in filters for e in _conjuncts(translate_duckdb(f))],
                                         self.scan.full_schema)
-            self.pruned = [repr(prune)] if prune is not None else []
             out_schema = schema if chosen is None else pa.schema([schema.field(n) for n in chosen])
 
             def batches() -> Iterator[pa.RecordBatch]:
@@ -431,6 +429,11 @@ def pyarrow_dataset(table: Table) -> ds.Dataset:
     for f in raw:
         by_format.setdefault(f.format, []).append((f.path, partition_of(file_split[f.file_name].partition)))
     fs, _, _ = table.io.locate(table.path)
+    elsewhere = [f.path for f in raw if table.io.locate(f.path)[0] is not fs]
+    if elsewhere:
+        raise NotExpressibleError(f"a pyarrow Dataset cannot express Paimon table {table.path}: {len(elsewhere)} "
+                                  f"file(s) live on another filesystem than the table (external paths, e.g. "
+                                  f"{elsewhere[0]}); {alternatives}")
     datasets = []
     for fmt, files in sorted(by_format.items()):
         file_format = ds.ParquetFileFormat() if fmt == "parquet" else ds.OrcFileFormat()
