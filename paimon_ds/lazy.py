@@ -403,16 +403,17 @@ def pyarrow_dataset(table: Table) -> ds.Dataset:
         raise NotExpressibleError(f"a pyarrow Dataset cannot express Paimon table {table.path}: {why}; "
                                   f"{alternatives}")
     splits = table.new_scan().plan()
-    raw, rest = split_raw_files(table, splits)
+    raw, rest = split_raw_files(table, splits, added_columns=True)
     problems = []
     if rest:
         merged = [s for s in rest if table.table_schema.primary_keys]
         if merged:
-            problems.append(f"{len(merged)} bucket(s) need a merge of several sorted runs (or hold files an "
-                            "older schema or another format wrote); a full compaction makes them merge-free")
+            problems.append(f"{len(merged)} bucket(s) need a merge of several sorted runs (or hold files written "
+                            "before a column was renamed or retyped, or in another format); a full compaction "
+                            "makes them merge-free")
         else:
-            problems.append(f"{sum(len(s.files) for s in rest)} file(s) were written with an older schema "
-                            "(renamed, retyped or added columns) or in a format other than parquet / ORC")
+            problems.append(f"{sum(len(s.files) for s in rest)} file(s) were written before a column was renamed "
+                            "or retyped, or in a format other than parquet / ORC")
     with_dvs = [f for f in raw if f.deletion is not None]
     if with_dvs:
         problems.append(f"{len(with_dvs)} file(s) have deletion vectors (rows deleted by position)")

@@ -18,6 +18,7 @@ import pytest
 
 from paimon_ds import MissingDependencyError, NotExpressibleError, Table, col, write_arrow
 from paimon_ds.operation.compact import compact_in_process
+from paimon_ds.schema_change import AddColumn, DropColumn, RenameColumn, commit_changes
 
 D1, D2 = dt.date(2024, 1, 1), dt.date(2024, 1, 2)
 
@@ -351,6 +352,30 @@ def test_pyarrow_dataset_refuses_deletion_vectors(tmp_path):
         t.to_pyarrow_dataset()
     assert sorted(t.to_polars().collect().iter_rows()) == [(1, "A"), (2, "b")]
     assert sorted(t.to_duckdb(duckdb.connect()).fetchall()) == [(1, "A"), (2, "b")]
+
+
+def test_pyarrow_dataset_across_schema_evolution(tmp_path):
+    """Files written before a column was added read it as nulls; a column dropped and added again under its old
+    name is not the old one (a new field id); a renamed column cannot be read by name: refused."""
+    t = append_table(str(tmp_path / "t"))
+    commit_changes(t.path, [AddColumn("extra", "STRING")])
+    t = Table.load(t.path)
+    t.append(pa.table({"id": pa.array([7000], pa.int64()), "name": ["x"], "score": [1.0], "extra": ["e"]}))
+    t = Table.load(t.path)
+    assert rows(t.to_pyarrow_dataset().to_table()) == arrow_rows(t)
+    assert t.to_pyarrow_dataset().to_table(filter=pc.field("extra").is_valid()).num_rows == 1
+    commit_changes(t.path, [DropColumn("score")])
+    commit_changes(t.path, [AddColumn("score", "DOUBLE")])
+    t = Table.load(t.path)
+    with pytest.raises(NotExpressibleError, match="written before a column was renamed or retyped"):
+        t.to_pyarrow_dataset()
+    assert rows(t.to_polars().collect()) == arrow_rows(t)
+    assert all(r["score"] is None for r in arrow_rows(t))
+    path = str(tmp_path / "renamed")
+    append_table(path)
+    commit_changes(path, [RenameColumn("name", "label")])
+    with pytest.raises(NotExpressibleError, match="renamed"):
+        Table.load(path).to_pyarrow_dataset()
 
 
 # ------------------------------------------------------------------ optional packages
