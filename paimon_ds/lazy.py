@@ -425,10 +425,12 @@ def pyarrow_dataset(table: Table) -> ds.Dataset:
                                   f"{'; '.join(problems)}; {alternatives}")
     schema = table.arrow_schema()
     partition_of = _partition_expressions(table, splits)
+    bounds_of = _stats_expressions(table, schema)
     by_format: dict[str, list[tuple[str, ds.Expression]]] = {}
-    file_split = {s_file.file_name: s for s in splits for s_file in s.files}
+    located = {meta.file_name: (s, meta) for s in splits for meta in s.files}
     for f in raw:
-        by_format.setdefault(f.format, []).append((f.path, partition_of(file_split[f.file_name].partition)))
+        split, meta = located[f.file_name]
+        by_format.setdefault(f.format, []).append((f.path, partition_of(split.partition) & bounds_of(meta)))
     fs, _, _ = table.io.locate(table.path)
     elsewhere = [f.path for f in raw if table.io.locate(f.path)[0] is not fs]
     if elsewhere:
@@ -464,6 +466,31 @@ def _partition_expressions(table: Table, splits: list) -> Callable[[bytes], ds.E
                 expr = expr & term
             cache[partition] = expr
         return cache[partition]
+    return of
+
+
+def _stats_expressions(table: Table, schema: pa.Schema) -> Callable[[Any], ds.Expression]:
+    """A data file's min / max statistics as its fragment's guarantee (pyarrow then skips a file a filter cannot
+    match, unopened): only exact bounds (integers, dates, decimals; not strings, whose bounds may be truncated,
+    nor floats, whose NaN the bounds leave out) of columns without nulls (a null satisfies no bound)."""
+    scan = table.new_scan()
+    bounded = [f.name for f in schema if f.name not in table.table_schema.partition_keys and (
+        pa.types.is_integer(f.type) or pa.types.is_date(f.type) or pa.types.is_decimal(f.type))]
+
+    def of(meta: Any) -> ds.Expression:
+        expr = ds.scalar(True)
+        stats = scan.file_stats(meta)
+        for name in bounded:
+            lo, hi, nulls, rows = stats(name)
+            if lo is None or hi is None or nulls != 0 or not rows:
+                continue
+            column_type = schema.field(name).type
+            try:
+                low, high = pa.scalar(lo, column_type), pa.scalar(hi, column_type)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+                continue  # a bound not of the column's type (an evolved column) guarantees nothing
+            expr = expr & (ds.field(name) >= low) & (ds.field(name) <= high)
+        return expr
     return of
 
 

@@ -327,6 +327,14 @@ def test_pyarrow_dataset_of_append_and_partitioned_tables(tmp_path):
     assert sorted(got.column("id").to_pylist()) == [106, 107, 108, 109, 205, 206, 207, 208, 209]
     assert sorted(duckdb.connect().from_arrow(dataset).filter("day = DATE '2024-01-02' AND id < 10")
                   .project("id").fetchall()) == [(5,), (6,), (7,), (8,), (9,)]
+    # and each file's exact min / max (integer columns without nulls): a stats filter skips files unopened too
+    t = append_table(str(tmp_path / "stats"))
+    dataset = t.to_pyarrow_dataset()
+    keep_only(t, "id >= 200")
+    assert sorted(dataset.to_table(filter=pc.field("id") >= 205, columns=["id"]).column("id").to_pylist()) == [
+        205, 206, 207, 208, 209]
+    with pytest.raises(OSError):
+        dataset.to_table()
 
 
 def test_pyarrow_dataset_of_primary_key_tables(tmp_path):

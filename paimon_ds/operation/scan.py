@@ -140,7 +140,7 @@ class TableScan:
             if not test_values(self.partition_predicate, values):
                 return False
         if self.data_predicate is not None and not self.data_evolution:
-            return self.data_predicate.may_match(self._file_stats(e.file))
+            return self.data_predicate.may_match(self.file_stats(e.file))
         return True
 
     def partition_values(self, partition: bytes) -> list[Any]:
@@ -160,7 +160,8 @@ class TableScan:
         rel = self.partition_dir(partition)
         return bucket_path(rel, bucket)
 
-    def _file_stats(self, f: DataFileMeta) -> Callable[[str], tuple[Any, Any, int | None, int]]:
+    def file_stats(self, f: DataFileMeta) -> Callable[[str], tuple[Any, Any, int | None, int]]:
+        """A data file's statistics by current column name: (min, max, null count or None, row count)."""
         file_schema = self._schema(f.schema_id)
         if f.value_stats_cols is None:
             stat_fields = file_fields(file_schema, f)  # a partial file's stats cover its _WRITE_COLS
@@ -235,7 +236,7 @@ class TableScan:
                 groups = row_id_groups(files)
                 if self.data_predicate is not None:
                     groups = [g for g in groups if self.data_predicate.may_match(
-                        group_stats(g, self.schema, self._schema, self._file_stats))]
+                        group_stats(g, self.schema, self._schema, self.file_stats))]
                 for pack in pack_groups(groups, target, open_cost):
                     splits.append(self._with_dvs(Split(partition, bucket, directory, pack, sid), dv_files))
                 continue
