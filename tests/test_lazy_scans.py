@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from paimon_ds import MissingDependencyError, NotExpressibleError, Table, col, write_arrow
+from paimon_ds import MissingDependencyError, NotExpressibleError, Table, col, lazy, write_arrow
 from paimon_ds.operation.compact import compact_in_process
 from paimon_ds.schema_change import AddColumn, DropColumn, RenameColumn, commit_changes
 
@@ -419,3 +419,17 @@ def test_float_filters_keep_what_polars_and_duckdb_keep(tmp_path):
                   "score IN (0.0, 2.0)", "NOT (score < 1.0)", "isnan(score)"]:
         assert repr(sorted(con.sql(f"SELECT id, score FROM t WHERE {where}").fetchall(), key=str)) == \
             repr(sorted(con.sql(f"SELECT id, score FROM arrow WHERE {where}").fetchall(), key=str)), where
+
+
+def test_duckdb_without_the_source_protocol_falls_back(tmp_path, monkeypatch):
+    """A DuckDB whose Arrow scan takes no source object (1.x) gets the pyarrow Dataset where the table has one
+    (DuckDB pushes into it: the pruned files are never opened), else the Arrow C stream."""
+    monkeypatch.setattr(lazy, "duckdb_source_class", lambda: None)
+    t = partitioned_table(str(tmp_path / "t"))
+    con = duckdb.connect()
+    t.to_duckdb(con, "t")
+    expected = arrow_rows(t, ["id"], "day = DATE '2024-01-02' AND id > 205")
+    keep_only(t, "day = DATE '2024-01-02'")
+    assert rows(con.sql("SELECT id FROM t WHERE day = DATE '2024-01-02' AND id > 205")) == expected
+    pk = primary_key_table(str(tmp_path / "pk"))
+    assert sorted(pk.to_duckdb(con).project("dt, k, v").fetchall()) == PK_ROWS
