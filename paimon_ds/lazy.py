@@ -246,7 +246,8 @@ def polars_frame(scan: Scan) -> Any:
             if predicate is not None:
                 frame = frame.filter(predicate)
             if with_columns is not None and batch.num_columns:
-                frame = frame.select(with_columns)
+                # no column asked for (a count): the rows' number alone, which select([]) would lose
+                frame = frame.select(with_columns) if with_columns else pl.DataFrame(height=frame.height)
             if frame.height:
                 yield frame
 

@@ -179,6 +179,7 @@ def test_polars_projection_decodes_only_the_asked_columns(tmp_path, read_columns
     read_columns.clear()
     assert t.to_polars().select(pl.len()).collect().item() == 30  # a count decodes one narrow column
     assert read_columns and all(len(c) == 1 for c in read_columns)
+    assert t.to_polars().filter(pl.col("id") > 205).select(pl.len()).collect().item() == 4
 
 
 def test_polars_untranslatable_predicates_still_apply_exactly(tmp_path):
@@ -287,6 +288,7 @@ def test_duckdb_projection_decodes_only_the_asked_columns(tmp_path, read_columns
     read_columns.clear()
     assert con.sql("SELECT count(*) FROM t").fetchall() == [(30,)]
     assert read_columns and all(len(c) == 1 for c in read_columns)
+    assert con.sql("SELECT count(*) FROM t WHERE id > 205").fetchall() == [(4,)]
 
 
 def test_duckdb_filters_it_cannot_hand_over_still_apply(tmp_path):
