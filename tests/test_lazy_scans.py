@@ -218,13 +218,19 @@ def test_polars_row_counts_are_pushed_and_stop_reading(tmp_path):
         t.to_polars().collect()
 
 
-def test_polars_over_a_scan_keeps_its_columns_filter_and_time_travel(tmp_path):
+def test_lazy_reads_keep_a_scans_columns_filter_and_time_travel(tmp_path):
     t = append_table(str(tmp_path / "t"))
     first = t.snapshots()[0].id
     lf = t.scan(columns=["id", "name"], filter="id >= 5").to_polars()
     assert lf.collect_schema().names() == ["id", "name"]
     assert rows(lf.filter(pl.col("id") < 103).collect()) == arrow_rows(t, ["id", "name"], "id >= 5 AND id < 103")
+    rel = t.scan(columns=["id", "name"], filter="id >= 5").to_duckdb(duckdb.connect())
+    assert rel.columns == ["id", "name"]
+    assert rows(rel.filter("id < 103")) == arrow_rows(t, ["id", "name"], "id >= 5 AND id < 103")
     assert sorted(t.to_polars(snapshot_id=first).collect()["id"].to_list()) == list(range(10))
+    assert sorted(r[0] for r in t.to_duckdb(duckdb.connect(), snapshot_id=first).project("id").fetchall()) == \
+        list(range(10))
+    assert sorted(t.to_pyarrow_dataset(snapshot_id=first).to_table().column("id").to_pylist()) == list(range(10))
     # a scan's own limit comes before Polars' filter
     limited = t.scan(limit=3).to_polars().filter(pl.col("id") > 1).collect()
     assert limited.equals(pl.from_arrow(t.scan(limit=3).to_arrow()).filter(pl.col("id") > 1))
