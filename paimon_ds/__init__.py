@@ -25,6 +25,7 @@ from .deletionvectors.roaring import RoaringFormatError
 from .errors import ConnectError, PaimonDsError, RowLevelError, SqlError
 from .expressions import FilterError, col, parse_filter
 from .fs import StorageError
+from .lazy import NotExpressibleError
 from .operation.evolution import DataEvolutionError
 from .operation.messages import CommitConflict
 from .options import OptionError
@@ -48,7 +49,7 @@ __all__ = ["register", "session", "attach", "sql", "read", "write", "foreach_bat
            "PaimonDsError", "BranchError", "BranchNotFound", "CastError", "CatalogError", "ColumnAlreadyExists",
            "ColumnNotFound", "CommitConflict", "ConnectError", "DataEvolutionError", "DatabaseAlreadyExists",
            "DatabaseNotEmpty", "DatabaseNotFound", "DeletionVectorError", "FilterError", "MissingCredentialsError",
-           "MissingDependencyError", "OptionError",
+           "MissingDependencyError", "NotExpressibleError", "OptionError",
            "RoaringFormatError", "RowLevelError", "SchemaError", "SnapshotNotFound", "SqlError", "StorageError",
            "TableAlreadyExists", "TableNotFound"]
 

@@ -23,6 +23,11 @@ EXIT_CONFLICT = 4
 EXIT_STORAGE = 5
 
 
+class MissingDependencyError(PaimonDsError, ImportError):
+    """An optional package a result form needs (pandas for to_pandas, polars for to_polars, duckdb for
+    to_duckdb) is not installed."""
+
+
 class SqlError(PaimonDsError, ValueError):
     """A statement paimon_ds.sql cannot run as asked; nothing was changed."""
 

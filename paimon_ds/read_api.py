@@ -9,17 +9,20 @@ and Polars consume directly.
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from .errors import PaimonDsError
-from .expressions import BoundFilter, Expr, bind_filter
+from .errors import MissingDependencyError
+from .expressions import BoundFilter, Expr, FilterError, bind_filter
+from .lazy import duckdb_relation, polars_frame
 from .operation.scan import Split
 from .options import OptionError
-from .predicate import Predicate
+from .predicate import Predicate, and_all
 from .row_tracking import row_tracking_enabled, system_fields
 from .snapshot import to_millis
 from .types import SchemaError
@@ -29,10 +32,6 @@ if TYPE_CHECKING:
 
 # the time-travel options of a read (Paimon's scan.* keys): a scan sets at most one
 TIME_TRAVEL_KEYS = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis")
-
-
-class MissingDependencyError(PaimonDsError, ImportError):
-    """An optional package a result form needs (pandas for to_pandas) is not installed."""
 
 
 class Scan:
@@ -61,12 +60,42 @@ class Scan:
         full = table.arrow_schema()
         if row_tracking_enabled(table.options):  # _ROW_ID and _SEQUENCE_NUMBER may be read by name
             full = pa.schema([*full, *system_fields()])
+        self.full_schema = full
         self.columns = self._columns(columns, full)
         self.filter: BoundFilter | None = bind_filter(filter, full) if filter is not None else None
+        self._shape()
+
+    def _shape(self) -> None:
+        full = self.full_schema
         wanted = set(self.columns) | set(self.filter.columns if self.filter else ())
         # the columns decoded: those asked for and those the filter reads, in table order
         self.read_schema = pa.schema([f for f in full if f.name in wanted])
         self.schema = pa.schema([full.field(n) for n in self.columns])
+
+    def narrow(self, columns: Sequence[str] | None = None, filter: str | Expr | Predicate | None = None,
+               limit: int | None = None) -> Scan:
+        """This scan with fewer ``columns`` (of its own, in that order), a further ``filter`` (ANDed with its own,
+        before its limit) and a lower ``limit``: how Polars and DuckDB push their projection, filters and row
+        counts into it."""
+        out = copy.copy(self)
+        if columns is not None:
+            out.columns = self._columns(columns, self.schema)
+        if filter is not None:
+            extra = bind_filter(filter, self.full_schema)
+            if self.filter is None:
+                out.filter = extra
+            else:
+                out.filter = BoundFilter(
+                    self.filter.expression & extra.expression,
+                    and_all([p for p in (self.filter.predicate, extra.predicate) if p is not None]),
+                    tuple(n for n in self.full_schema.names if n in {*self.filter.columns, *extra.columns}),
+                    f"({self.filter.text}) AND ({extra.text})")
+        if limit is not None:
+            if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+                raise OptionError(f"limit must be a non-negative integer, got {limit!r}")
+            out.limit = limit if self.limit is None else min(self.limit, limit)
+        out._shape()
+        return out
 
     def _columns(self, columns: Sequence[str] | None, full: pa.Schema) -> list[str]:
         if columns is None:
@@ -94,10 +123,40 @@ class Scan:
         return self.table.new_scan(self.predicate).plan()
 
     # ------------------------------------------------------------------ results
-    def to_batches(self) -> pa.RecordBatchReader:
-        """The rows as a stream of Arrow record batches, read split by split (bounded memory)."""
-        splits = self.plan()  # planned now: a missing snapshot or tag is raised here, not by the first batch
-        return pa.RecordBatchReader.from_batches(self.schema, self._batches(splits))
+    def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None, batch_size: int | None = None,
+                   **kwargs: Any) -> pa.RecordBatchReader:
+        """The rows as a stream of Arrow record batches, read split by split (bounded memory).
+
+        The keyword arguments of pyarrow's `Dataset.to_batches`, so that `polars.scan_pyarrow_dataset(scan)` reads
+        it: ``columns`` narrows the columns read; ``filter`` (a pyarrow compute Expression, or a filter as
+        Table.scan takes) keeps the rows it is true for, a pyarrow Expression with pyarrow's semantics and
+        without pruning any file (`to_polars()` prunes); ``batch_size`` caps the rows per batch."""
+        unknown = sorted(k for k in kwargs if k not in _DATASET_SCAN_OPTIONS)
+        if unknown:
+            raise TypeError(f"Scan.to_batches() got unexpected keyword argument(s) {unknown}")
+        scan, arrow_filter = self, None
+        if isinstance(filter, pc.Expression):
+            arrow_filter = filter
+            if columns is not None:  # the columns the expression reads as well (it names them, unlisted)
+                kept = list(columns)
+                if not _evaluable(filter, pa.schema([self.full_schema.field(n) for n in kept
+                                                     if n in self.full_schema.names])):
+                    kept = list(self.columns)
+                scan = self.narrow([c for c in self.columns if c in set(kept)])
+            filter = None
+        elif columns is not None:
+            scan = self.narrow(columns)
+        if filter is not None:
+            scan = scan.narrow(filter=filter)
+        if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)
+                                       or batch_size <= 0):
+            raise OptionError(f"batch_size must be a positive integer, got {batch_size!r}")
+        splits = scan.plan()  # planned now: a missing snapshot or tag is raised here, not by the first batch
+        schema = scan.schema if columns is None else pa.schema([self.full_schema.field(n) for n in columns])
+        batches = scan._batches(splits)
+        if arrow_filter is not None or columns is not None or batch_size is not None:
+            batches = _reshaped(batches, arrow_filter, None if columns is None else list(columns), batch_size)
+        return pa.RecordBatchReader.from_batches(schema, batches)
 
     def _batches(self, splits: list[Split]) -> Iterator[pa.RecordBatch]:
         remaining = self.limit
@@ -139,6 +198,18 @@ class Scan:
         `pyarrow.table(scan)`. Each call reads the table anew."""
         return self.to_batches().__arrow_c_stream__(requested_schema)
 
+    def to_polars(self) -> Any:
+        """A Polars LazyFrame over this scan: Polars' projection, predicate and row count reach the scan (the
+        predicate prunes partitions and files where it translates; Polars' expression applies to every row).
+        Each collect reads the table anew. Needs polars (pip install 'paimon_ds[polars]')."""
+        return polars_frame(self)
+
+    def to_duckdb(self, con: Any = None, name: str | None = None) -> Any:
+        """A DuckDB relation over this scan on ``con`` (default: DuckDB's default connection); ``name`` also
+        registers it on ``con`` for SQL. DuckDB's projection and filters reach the scan's pruning (see the README).
+        Needs duckdb (pip install 'paimon_ds[duckdb]')."""
+        return duckdb_relation(self, con, name)
+
     def count(self) -> int:
         """The number of rows the scan gives; from file metadata alone where no row needs reading (an append
         table without filter or deletion vectors), else by reading the fewest columns."""
@@ -159,6 +230,40 @@ class Scan:
         for key, value in self.travel.items():
             parts.append(f"{key}={value}")
         return f"Scan({', '.join(parts)})"
+
+
+# the keyword arguments of pyarrow's Dataset.to_batches / scanner that a Scan takes and ignores (they tune
+# pyarrow's own reading: readahead, threads, caching, memory pool)
+_DATASET_SCAN_OPTIONS = {"batch_readahead", "fragment_readahead", "fragment_scan_options", "use_threads",
+                         "cache_metadata", "memory_pool"}
+
+
+def _evaluable(expression: pc.Expression, schema: pa.Schema) -> bool:
+    try:
+        schema.empty_table().filter(expression)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return False
+    return True
+
+
+def _reshaped(batches: Iterator[pa.RecordBatch], expression: pc.Expression | None, columns: list[str] | None,
+              batch_size: int | None) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        if expression is not None:
+            try:
+                kept = pa.Table.from_batches([batch]).filter(expression)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+                raise FilterError(f"the filter {expression} cannot be evaluated on the scan's columns: {e}") from None
+            if kept.num_rows == 0:
+                continue
+            batch = kept.combine_chunks().to_batches()[0]
+        if columns is not None:
+            batch = batch.select(columns)
+        if batch_size is None or batch.num_rows <= batch_size:
+            yield batch
+            continue
+        for offset in range(0, batch.num_rows, batch_size):
+            yield batch.slice(offset, batch_size)
 
 
 def time_travel_options(snapshot_id: int | None, tag: str | None,

@@ -20,6 +20,7 @@ from .branch import (
 )
 from .expressions import Expr
 from .fs import FileIO
+from .lazy import pyarrow_dataset
 from .operation.after_commit import maintain
 from .operation.batch_write import check_input_schema, conform_batch, input_batches, partition_constants, write_batches
 from .operation.commit import BucketCompactor, TableCommit
@@ -30,7 +31,7 @@ from .operation.scan import TableScan
 from .operation.write import TableWrite
 from .options import READ, OptionError, Options, check_job_options, check_supported, table_options, validate
 from .predicate import Predicate
-from .read_api import TIME_TRAVEL_KEYS, Scan
+from .read_api import TIME_TRAVEL_KEYS, Scan, time_travel_options
 from .schema import SchemaManager, TableNotFound, TableSchema
 from .schema_checks import check_writable
 from .schema_merge import commit_merged_schema
@@ -287,6 +288,30 @@ class Table:
         or ``timestamp`` (a datetime, naive as local time, or epoch millis). Read it with to_batches(),
         to_arrow(), to_pandas(), count(), or as an Arrow C stream (DuckDB, Polars)."""
         return Scan(self, columns, filter, limit, snapshot_id, tag, timestamp)
+
+    def to_polars(self, snapshot_id: int | None = None, tag: str | None = None,
+                  timestamp: dt.datetime | int | None = None) -> Any:
+        """A Polars LazyFrame over the table (as `pl.scan_delta` / `pl.scan_iceberg`): the columns, filters and
+        row count of a Polars query reach the scan, which prunes partitions and files by the filters it can
+        translate; each collect reads the latest snapshot (or the one time travel names). Needs polars."""
+        return self.scan(snapshot_id=snapshot_id, tag=tag, timestamp=timestamp).to_polars()
+
+    def to_duckdb(self, con: Any = None, name: str | None = None, snapshot_id: int | None = None,
+                  tag: str | None = None, timestamp: dt.datetime | int | None = None) -> Any:
+        """A DuckDB relation over the table on ``con`` (default: DuckDB's default connection; ``name`` also
+        registers it there for SQL): DuckDB's projection and filters reach the scan's pruning. Needs duckdb."""
+        return self.scan(snapshot_id=snapshot_id, tag=tag, timestamp=timestamp).to_duckdb(con, name)
+
+    def to_pyarrow_dataset(self, snapshot_id: int | None = None, tag: str | None = None,
+                           timestamp: dt.datetime | int | None = None) -> Any:
+        """A pyarrow Dataset over the data files of the latest snapshot (or the one time travel names), as
+        deltalake's `DeltaTable.to_pyarrow_dataset()`: where reading the files' columns gives the table's rows
+        (append tables; primary-key tables whose buckets need no merge, e.g. fully compacted, without deletion
+        vectors); else a NotExpressibleError naming why and what to use instead."""
+        travel = time_travel_options(snapshot_id, tag, timestamp)
+        table = self.reload({**{k: v for k, v in self.dynamic_options.items() if k not in TIME_TRAVEL_KEYS},
+                             **travel}) if travel else self
+        return pyarrow_dataset(table)
 
     def append(self, data: Any) -> Snapshot | None:
         """Add ``data`` (a pyarrow Table / RecordBatchReader / iterable of batches, a pandas DataFrame, or

@@ -67,9 +67,12 @@ def raw_readable_table(table: Table) -> str | None:
     return None
 
 
-def split_raw_files(table: Table, splits: list[Split]) -> tuple[list[RawFile], list[Split]]:
+def split_raw_files(table: Table, splits: list[Split], added_columns: bool = False
+                    ) -> tuple[list[RawFile], list[Split]]:
     """The files of ``splits`` a columnar reader may read, and the splits (whole or in part) left for the
-    Python reader."""
+    Python reader. ``added_columns``: also files written before columns were added (or dropped), for a reader
+    that gives a column the file lacks as nulls (a pyarrow Dataset): each current column the file has must
+    have its name and type, and no column it lacks may share a name with one of its own (a dropped column)."""
     if raw_readable_table(table) is not None:
         return [], splits
     current = _field_signature(table.table_schema.fields)
@@ -79,7 +82,9 @@ def split_raw_files(table: Table, splits: list[Split]) -> tuple[list[RawFile], l
 
     def file_ok(split: Split, f: DataFileMeta) -> bool:
         if f.schema_id not in same_fields:
-            same_fields[f.schema_id] = _field_signature(table.schema_by_id(f.schema_id).fields) == current
+            old = table.schema_by_id(f.schema_id).fields
+            same_fields[f.schema_id] = _readable_by_name(old, table.table_schema.fields) if added_columns \
+                else _field_signature(old) == current
         fmt = format_of(f.file_name)
         deletion = split.deletion_files.get(f.file_name) if split.deletion_files else None
         return same_fields[f.schema_id] and fmt in RAW_FORMATS and (deletion is None or fmt == "parquet")
@@ -111,6 +116,21 @@ def _raw(split: Split, f: DataFileMeta, keyed: bool) -> RawFile:
     # insert or update: no row kind to read and filter on; an unknown count (None, older writers) may hold some
     retractions = keyed and (f.delete_row_count is None or f.delete_row_count > 0)
     return RawFile(split.file_path(f), f.file_name, format_of(f.file_name), deletion, retractions)
+
+
+def _readable_by_name(file_fields, fields) -> bool:
+    """Whether reading ``fields`` by name from a file written with ``file_fields`` gives each its values (or
+    nulls where the file predates it): same id, name and type, or neither the id nor the name in the file."""
+    by_id = {f.id: f for f in file_fields}
+    names = {f.name for f in file_fields}
+    for f in fields:
+        old = by_id.get(f.id)
+        if old is None:
+            if f.name in names:
+                return False
+        elif old.name != f.name or _field_signature([old])[0][2] != _field_signature([f])[0][2]:
+            return False
+    return True
 
 
 def _field_signature(fields) -> list[tuple[int, str, str]]:

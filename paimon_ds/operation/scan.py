@@ -152,14 +152,15 @@ class TableScan:
 
     def _entry_may_match(self, e: ManifestEntry) -> bool:
         if self.partition_predicate is not None:
-            values = dict(zip(self.schema.partition_keys, self._partition_values(e.partition)))
+            values = dict(zip(self.schema.partition_keys, self.partition_values(e.partition)))
             if not test_values(self.partition_predicate, values):
                 return False
         if self.data_predicate is not None and not self.data_evolution:
-            return self.data_predicate.may_match(self._file_stats(e.file))
+            return self.data_predicate.may_match(self.file_stats(e.file))
         return True
 
-    def _partition_values(self, partition: bytes) -> list[Any]:
+    def partition_values(self, partition: bytes) -> list[Any]:
+        """A partition's values, one per partition key, decoded from its binary row."""
         return _decode_partition(partition, tuple(self.partition_types))
 
     def partition_dir(self, partition: bytes) -> str:
@@ -167,7 +168,7 @@ class TableScan:
         keys = self.schema.partition_keys
         if not keys:
             return ""
-        return partition_path(keys, self._partition_values(partition), self.table.options.get("partition.default-name"),
+        return partition_path(keys, self.partition_values(partition), self.table.options.get("partition.default-name"),
                               self.partition_types)
 
     def bucket_dir(self, partition: bytes, bucket: int) -> str:
@@ -175,7 +176,8 @@ class TableScan:
         rel = self.partition_dir(partition)
         return bucket_path(rel, bucket)
 
-    def _file_stats(self, f: DataFileMeta) -> Callable[[str], tuple[Any, Any, int | None, int]]:
+    def file_stats(self, f: DataFileMeta) -> Callable[[str], tuple[Any, Any, int | None, int]]:
+        """A data file's statistics by current column name: (min, max, null count or None, row count)."""
         file_schema = self._schema(f.schema_id)
         if f.value_stats_cols is None:
             stat_fields = file_fields(file_schema, f)  # a partial file's stats cover its _WRITE_COLS
@@ -250,7 +252,7 @@ class TableScan:
                 groups = row_id_groups(files)
                 if self.data_predicate is not None:
                     groups = [g for g in groups if self.data_predicate.may_match(
-                        group_stats(g, self.schema, self._schema, self._file_stats))]
+                        group_stats(g, self.schema, self._schema, self.file_stats))]
                 for pack in pack_groups(groups, target, open_cost):
                     splits.append(self._with_dvs(Split(partition, bucket, directory, pack, sid), dv_files))
                 continue
