@@ -653,11 +653,11 @@ def _merge(table: Table, snapshot: Snapshot | None, source: pa.Table, on: Any, w
     if residual_expr is not None:
         ok = _holds(matched, residual_expr)
         tid, sid, matched = tid[ok], sid[ok], matched.filter(pa.array(ok))
-    if when_matched and len(tid) != len(np.unique(tid)):
+    if when_matched and len(tid) and np.bincount(tid, minlength=target.num_rows).max() > 1:
         raise RowLevelError(f"MERGE: a target row matched more than one source row (ON {on!r}); make the source "
                             "unique per key")
-    target_only_ids = np.setdiff1d(np.arange(target.num_rows), tid) if by_source or not pk else np.zeros(0, np.int64)
-    source_only_ids = np.setdiff1d(np.arange(source.num_rows), sid) if when_not_matched else np.zeros(0, np.int64)
+    target_only_ids = _unmatched(target.num_rows, tid) if by_source or not pk else np.zeros(0, np.int64)
+    source_only_ids = _unmatched(source.num_rows, sid) if when_not_matched else np.zeros(0, np.int64)
     groups = {
         "matched": (matched, tid),
         "target": (_combined(target_rows.take(target_only_ids), None, schema, source.schema, target_alias,
@@ -712,6 +712,13 @@ def _merge(table: Table, snapshot: Snapshot | None, source: pa.Table, on: Any, w
     snapshot = write_changes(table, (b for t in rows_out for b in t.to_batches()), row_kinds=False,
                              replace=sorted(files))
     return RowLevelResult(snapshot, **result)
+
+
+def _unmatched(rows: int, matched_ids: np.ndarray) -> np.ndarray:
+    """The row numbers below ``rows`` not among ``matched_ids``."""
+    present = np.zeros(rows, dtype=bool)
+    present[matched_ids] = True
+    return np.flatnonzero(~present)
 
 
 class MergeBuilder:
