@@ -256,7 +256,9 @@ def _read(table: Table, snapshot: Snapshot | None, predicate: Predicate | None =
           columns: Sequence[str] | None = None) -> pa.Table:
     """The table's rows at ``snapshot`` (those ``predicate`` may keep; the caller filters exactly)."""
     schema = table.arrow_schema() if columns is None else pa.schema([table.arrow_schema().field(c) for c in columns])
-    read = table.new_read(schema, None if position_column else predicate,
+    # positions count every row of a file, and a copy-on-write keeps every row of the files it rewrites: there
+    # the predicate only prunes files
+    read = table.new_read(schema, None if position_column or file_column else predicate,
                           file_column=FILE_COLUMN if file_column else None,
                           position_column=POSITION_COLUMN if position_column else None)
     if snapshot is None:
@@ -322,10 +324,13 @@ def _rewrite(table: Table, snapshot: Snapshot, predicate: Predicate | None,
             yield from new.to_batches()
 
 
-def _bind(table: Table, filter: Any) -> tuple[pc.Expression | None, Predicate | None]:
+def _bind(table: Table, filter: Any, what: str) -> tuple[pc.Expression | None, Predicate | None]:
     if filter is None:
         return None, None
-    bound = bind_filter(filter, table.arrow_schema())
+    try:
+        bound = bind_filter(filter, table.arrow_schema())
+    except FilterError as e:
+        raise RowLevelError(f"{what}: {e}; nothing was changed") from None
     return bound.expression, bound.predicate
 
 
@@ -334,7 +339,7 @@ def delete(table: Table, filter: Any = None) -> Snapshot | None:
     """DELETE the rows ``filter`` keeps (None: every row). The new snapshot, or None if no row matched."""
     table, snapshot = current(table)
     check_engine(table, "DELETE")
-    condition, predicate = _bind(table, filter)
+    condition, predicate = _bind(table, filter, "DELETE")
     if snapshot is None:
         return None
     if table.table_schema.primary_keys:
@@ -397,7 +402,7 @@ def update(table: Table, values: Mapping[str, Any], filter: Any = None) -> Snaps
                             "and insert the new one")
     schema = table.arrow_schema()
     exprs = _assignments(table, values, schema, "UPDATE")
-    condition, predicate = _bind(table, filter)
+    condition, predicate = _bind(table, filter, "UPDATE")
     if snapshot is None:
         return None
     if table.table_schema.primary_keys:
@@ -427,7 +432,7 @@ def overwrite_where(table: Table, data: Any, filter: Any) -> Snapshot | None:
     table, snapshot = current(table)
     check_engine(table, "OVERWRITE")
     schema = table.arrow_schema()
-    condition, predicate = _bind(table, filter)
+    condition, predicate = _bind(table, filter, "overwrite(filter=...)")
     rows_in = _table_of(data, schema, table.path)
     outside = ~_holds(rows_in, condition)
     if outside.any():
@@ -630,9 +635,16 @@ def _merge(table: Table, snapshot: Snapshot | None, source: pa.Table, on: Any, w
             given = {**{c: None for c in schema.names}, **given}
         values.append(_assignments(table, given, shape.schema, what))
 
-    file_column = not pk
-    target = _read(table, snapshot, file_column=file_column) if snapshot is not None else \
-        _read(table, None, file_column=file_column)
+    # without NOT MATCHED BY SOURCE clauses only target rows equal to a source key matter: prune by the keys
+    prune = None
+    if not by_source:
+        try:
+            keys_as_target = pa.table([source.column(s).cast(schema.field(t).type) for t, s in pairs],
+                                      names=[t for t, _ in pairs])
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+            raise RowLevelError(f"MERGE ON: a source key cannot be compared with the target's ({e})") from None
+        prune = _key_prune(keys_as_target, keys_as_target.column_names)
+    target = _read(table, snapshot, prune, file_column=not pk)
     target_rows = target.select(schema.names)
 
     # the matched pairs: a hash join on the equalities, then the rest of ON

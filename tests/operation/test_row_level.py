@@ -248,3 +248,21 @@ def test_same_rows_as_the_spark_path(tmp_path, spark):
             step(table)
             spark_steps[name](via_spark)
             assert contents(core) == contents(via_spark), f"{kind} after {name}"
+
+
+def test_copy_on_write_rewrites_only_the_files_holding_a_changed_row(tmp_path):
+    path = str(tmp_path / "t")
+    table = new_table(path, "append")
+    table.append(rows((100, "c", 1, "late"), (101, "c", 2, None)))
+
+    def files() -> set[str]:
+        return {e.file.file_name for e in Table.load(path).new_scan().read_entries()}
+    late = files() - {e.file.file_name for e in Table.load(path).new_scan().read_entries(
+        Table.load(path).snapshot_manager.snapshot(1))}
+    table.update({"s": "'y'"}, "id = 1")
+    table.upsert(rows((2, "a", 0, "u2"), (7, "a", 7, "u7")), on="id")   # keys pruned by the files' id stats
+    table.merge(rows((3, "b", 0, None)), ["id"]).when_matched_delete().execute()
+    table.delete("id = 4")
+    assert late <= files()  # the second append's file was never rewritten
+    assert contents(path) == sorted([(1, "a", 10, "y"), (2, "a", 0, "u2"), (5, "b", 50, "x5"), (6, "a", 60, "x6"),
+                                     (7, "a", 7, "u7"), (100, "c", 1, "late"), (101, "c", 2, None)])
