@@ -28,6 +28,7 @@ from .fs import StorageError
 from .lazy import NotExpressibleError
 from .operation.evolution import DataEvolutionError
 from .operation.messages import CommitConflict
+from .operation.row_level import Delete, Insert, MergeBuilder, RowLevelResult, Update
 from .options import OptionError
 from .read_api import MissingDependencyError, Scan, time_travel_options
 from .schema_change import ColumnAlreadyExists, ColumnNotFound
@@ -44,7 +45,7 @@ __all__ = ["register", "session", "attach", "sql", "read", "write", "foreach_bat
            "update", "merge", "Update", "Delete", "Insert", "procedures", "system_table", "Catalog", "Table",
            "__version__",
            # Spark-free reads and writes
-           "Scan", "col", "parse_filter", "write_arrow",
+           "Scan", "col", "parse_filter", "write_arrow", "MergeBuilder", "RowLevelResult",
            # errors: every one derives from PaimonDsError and from the built-in exception it refines
            "PaimonDsError", "BranchError", "BranchNotFound", "CastError", "CatalogError", "ColumnAlreadyExists",
            "ColumnNotFound", "CommitConflict", "ConnectError", "DataEvolutionError", "DatabaseAlreadyExists",
@@ -157,14 +158,6 @@ def merge(spark: SparkSession, path: str, source: Any, on: Any, when_matched=(),
     from .spark.rowlevel import merge as run  # pyspark: loaded on use
     return run(spark, path, source, on, when_matched, when_not_matched, when_not_matched_by_source,
                target_alias, source_alias, storage_options)
-
-
-def __getattr__(name: str):
-    # MERGE clauses, without importing pyspark for users of the core
-    if name in ("Update", "Delete", "Insert"):
-        from .spark import rowlevel  # pyspark: loaded on use
-        return getattr(rowlevel, name)
-    raise AttributeError(f"module 'paimon_ds' has no attribute {name!r}")
 
 
 def system_table(spark: SparkSession, path: str, name: str, storage_options: dict[str, Any] | None = None):

@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from .branch import MAIN_BRANCH, normalize_branch
-from .errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, PaimonDsError
+from .errors import EXIT_NOT_FOUND, CatalogError, TableAlreadyExists
 from .fs import FileIO
 from .options import Options, table_options, validate
 from .schema import SchemaManager, TableSchema
@@ -29,12 +29,6 @@ DB_SUFFIX = ".db"
 _BAD_NAME = re.compile(r"[/\\.$]|^\s|\s$")
 
 
-class CatalogError(PaimonDsError, ValueError):
-    """A catalog operation that cannot be done as asked (nothing was changed)."""
-
-    exit_code = EXIT_BAD_INPUT
-
-
 class DatabaseNotFound(CatalogError, LookupError):
     exit_code = EXIT_NOT_FOUND
 
@@ -44,10 +38,6 @@ class DatabaseAlreadyExists(CatalogError):
 
 
 class DatabaseNotEmpty(CatalogError):
-    pass
-
-
-class TableAlreadyExists(CatalogError):
     pass
 
 

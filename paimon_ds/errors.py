@@ -34,6 +34,16 @@ class SqlError(PaimonDsError, ValueError):
     exit_code = EXIT_BAD_INPUT
 
 
+class CatalogError(PaimonDsError, ValueError):
+    """A catalog operation that cannot be done as asked (nothing was changed)."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class TableAlreadyExists(CatalogError):
+    """A table is already where one was to be created (Catalog.create_table, write_arrow(mode="error"))."""
+
+
 class RowLevelError(PaimonDsError, ValueError):
     """A DELETE / UPDATE / MERGE the table cannot take; nothing was written."""
 

@@ -124,7 +124,7 @@ class Column:
         return AndExpr((self >= low, self <= high))
 
     def sql(self) -> str:
-        return self.name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.name) and \
+        return self.name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*", self.name) and \
             self.name.upper() not in _KEYWORDS else "`" + self.name.replace("`", "``") + "`"
 
     def __repr__(self) -> str:
@@ -208,7 +208,7 @@ _TOKEN = re.compile(r"""
   | (?P<number>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)
   | (?P<string>'(?:[^']|'')*')
   | (?P<quoted>`(?:[^`]|``)+`|"(?:[^"]|"")+")
-  | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<word>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)
   | (?P<op><=|>=|<>|!=|==|=|<|>|\(|\)|,|-|\+)
 """, re.VERBOSE)
 
@@ -392,10 +392,23 @@ def parse_filter(text: str) -> Expr:
 
     Comparisons (= != <> < <= > >=), [NOT] IN (...), IS [NOT] NULL, [NOT] BETWEEN .. AND .., AND, OR, NOT and
     parentheses; literals: numbers, 'strings', TRUE, FALSE, NULL, DATE 'yyyy-mm-dd', TIMESTAMP 'yyyy-mm-dd
-    hh:mm:ss[.ffffff]'; column names bare or quoted with backquotes (or double quotes)."""
+    hh:mm:ss[.ffffff]'; column names bare or quoted with backquotes (or double quotes), or qualified by a
+    table alias (`s.v > t.v`: row-level MERGE conditions name the source's and the target's columns so)."""
     if not isinstance(text, str):
         raise FilterError(f"a filter string is expected, got {type(text).__name__}")
     return _Parser(text).parse()
+
+
+def parse_operand(text: str) -> Column | Literal:
+    """One value in the filter language: a column (`v`, `s.v`, a quoted name) or a literal (`5`, `'text'`,
+    `NULL`, `DATE '2024-01-02'`); row-level UPDATE and MERGE take string values so."""
+    parser = _Parser(text)
+    if parser.peek.kind == "end":
+        raise FilterError("the value is empty")
+    value = parser.operand()
+    if parser.peek.kind != "end":
+        raise parser.error("the end of the value (a column or a literal)")
+    return value
 
 
 # ------------------------------------------------------------------ binding to a schema

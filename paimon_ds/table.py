@@ -18,6 +18,7 @@ from .branch import (
     load_branch_schema,
     normalize_branch,
 )
+from .errors import TableAlreadyExists
 from .expressions import Expr
 from .fs import FileIO
 from .lazy import pyarrow_dataset
@@ -27,6 +28,10 @@ from .operation.commit import BucketCompactor, TableCommit
 from .operation.compact import compact_in_process
 from .operation.fallback import load_fallback
 from .operation.read import TableRead
+from .operation.row_level import Delete, Insert, MergeBuilder, RowLevelResult, Update, overwrite_where
+from .operation.row_level import delete as delete_rows
+from .operation.row_level import update as update_rows
+from .operation.row_level import upsert as upsert_rows
 from .operation.scan import TableScan
 from .operation.write import TableWrite
 from .options import READ, OptionError, Options, check_job_options, check_supported, table_options, validate
@@ -319,12 +324,52 @@ class Table:
         matched by name and cast to the table's types. Returns the new snapshot (None if there were no rows)."""
         return self._write(data, overwrite=False, partition=None)
 
-    def overwrite(self, data: Any, partition: Mapping[str, Any] | None = None) -> Snapshot | None:
+    def overwrite(self, data: Any, partition: Mapping[str, Any] | None = None,
+                  filter: str | Expr | None = None) -> Snapshot | None:
         """Replace the table's rows with ``data`` in one commit: the whole table; or, with the job option
         `dynamic-partition-overwrite` (Table.load(path, {"dynamic-partition-overwrite": "true"})), only the
         partitions the data has rows in; or the static ``partition`` ({key: value}, a prefix of the partition
-        keys), whose key columns the data may leave out. Returns the new snapshot."""
+        keys), whose key columns the data may leave out; or (``filter``, deltalake's `predicate=`, pyiceberg's
+        `overwrite_filter`) the rows the filter keeps, on any column, where every data row must satisfy the
+        filter (RowLevelError otherwise, nothing written). Returns the new snapshot."""
+        if filter is not None:
+            if partition is not None:
+                raise OptionError("overwrite takes partition= or filter=, not both")
+            return overwrite_where(self, data, filter)
         return self._write(data, overwrite=True, partition=partition)
+
+    # ------------------------------------------------------------------ row-level changes (no Spark)
+    def delete(self, filter: str | Expr | Predicate | None = None) -> Snapshot | None:
+        """DELETE the rows ``filter`` keeps (a filter string, a `paimon_ds.col` expression; None: every row), in one
+        commit: primary-key tables get delete rows, append tables have the files holding a matching row
+        rewritten (or, with deletion vectors, their positions deleted). Returns the new snapshot, or None when no
+        row matched (pyiceberg's `tbl.delete(filter)`, deltalake's `dt.delete(predicate)`)."""
+        return delete_rows(self, filter)
+
+    def update(self, set: Mapping[str, Any], filter: str | Expr | Predicate | None = None) -> Snapshot | None:
+        """UPDATE SET ``set`` ({column: value}) WHERE ``filter`` (None: every row), in one commit (deltalake's
+        `dt.update`). A value is a literal (5, None, a date, a pyarrow scalar), a column (`col("v")`, or a string
+        in the filter language: `"v"`, `"'text'"`), or a pyarrow.compute.Expression (`pc.field("v") * 2`).
+        Returns the new snapshot, or None when no row matched."""
+        return update_rows(self, set, filter)
+
+    def upsert(self, data: Any, on: str | Sequence[str] | None = None) -> RowLevelResult:
+        """Rows of ``data`` (as append takes it, every column) replace the rows with the same ``on`` values, the
+        others are inserted, in one commit (pyiceberg's `tbl.upsert(df, join_cols=)`): primary-key tables by
+        their key (``on`` defaults to it), append tables by the named columns. A key the data holds twice is an
+        error. Returns RowLevelResult(snapshot, rows_updated, rows_inserted)."""
+        return upsert_rows(self, data, on)
+
+    def merge(self, source: Any, on: str | Sequence[str] | Expr, source_alias: str = "s", target_alias: str = "t",
+              clauses: Sequence[Update | Delete | Insert] = ()) -> MergeBuilder:
+        """MERGE INTO this table USING ``source`` ON ``on`` (column names both have, or a condition such as
+        `"t.id = s.id"`), as deltalake's `dt.merge(...)`: add clauses with `.when_matched_update(...)`,
+        `.when_matched_update_all()`, `.when_matched_delete()`, `.when_not_matched_insert(...)`,
+        `.when_not_matched_insert_all()`, `.when_not_matched_by_source_update(...)` / `_delete()`, then
+        `.execute()` (a RowLevelResult). ``clauses``: the Spark path's Update / Delete (when matched) and Insert
+        objects instead. SQL semantics: the first clause whose condition holds acts; a target row matched by two
+        source rows is an error."""
+        return MergeBuilder(self, source, on, source_alias, target_alias, clauses)
 
     def _write(self, data: Any, overwrite: bool, partition: Mapping[str, Any] | None) -> Snapshot | None:
         # a table loaded for time travel is written at its latest schema
@@ -380,9 +425,16 @@ def write_arrow(path: str, data: Any, mode: str = "append", primary_key: str | S
     comma-separated string) and ``options`` (any Paimon table option: bucket, merge-engine, ...) shape a new
     table, and must agree with an existing one's. No `bucket` is Paimon's default, bucket=-1 (dynamic buckets
     for a primary-key table). ``mode``: "append", or "overwrite" (the whole table; with the option
-    `dynamic-partition-overwrite` only the partitions written). Returns the new snapshot (None: no rows)."""
-    if mode not in ("append", "overwrite"):
-        raise OptionError(f"mode must be 'append' or 'overwrite', got {mode!r}")
+    `dynamic-partition-overwrite` only the partitions written), or as deltalake's: "error" (TableAlreadyExists
+    if there is a table at ``path``) or "ignore" (nothing written if there is one: returns None). Returns the new
+    snapshot (None: no rows)."""
+    if mode not in ("append", "overwrite", "error", "ignore"):
+        raise OptionError(f"mode must be 'append', 'overwrite', 'error' or 'ignore', got {mode!r}")
+    if mode in ("error", "ignore") and Table.exists(path, storage_options):
+        if mode == "ignore":
+            return None
+        raise TableAlreadyExists(f"a Paimon table exists at {path} (mode='error'); use mode='append', "
+                                 "'overwrite' or 'ignore'")
     opts = {str(k): str(v) for k, v in (options or {}).items() if v is not None}
     for key, names in (("primary-key", primary_key), ("partition", partition_by)):
         if names is not None:

@@ -380,7 +380,7 @@ def test_bad_write_arguments_are_refused(table, table_path):
         table.overwrite(ROWS, partition={"day": "soon"})
     with pytest.raises(SchemaError, match="column 'day' holds values other than the partition's"):
         table.overwrite(ROWS, partition={"day": D1})
-    with pytest.raises(OptionError, match="mode must be 'append' or 'overwrite'"):
+    with pytest.raises(OptionError, match="mode must be 'append', 'overwrite', 'error' or 'ignore', got 'upsert'"):
         write_arrow(table_path, ROWS, mode="upsert")
     with pytest.raises(OptionError, match="option primary-key='id' differs from the table's primary-key"):
         write_arrow(table_path, ROWS, primary_key="id")

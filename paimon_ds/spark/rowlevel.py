@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 from ..deletionvectors.maintainer import dv_enabled
 from ..errors import RowLevelError
 from ..operation.delete_rows import append_deletions
-from ..row_tracking import refuse_row_level_change
+from ..operation.row_level import Delete, Insert, Update, check_clauses, check_engine
 from ..snapshot import Snapshot
 from ..table import Table
 from .cluster import write as clustered_write
@@ -50,31 +49,6 @@ SOURCE_PRESENT = "__paimon_ds_source"
 ROW_ID = "__paimon_ds_row_id"
 
 
-@dataclass(frozen=True)
-class Update:
-    """WHEN MATCHED (or NOT MATCHED BY SOURCE) THEN UPDATE SET: ``set`` column -> expression;
-    None means `UPDATE SET *` (every column from the source row, matched rows only)."""
-
-    set: Mapping[str, Expr] | None = None
-    condition: Expr | None = None
-
-
-@dataclass(frozen=True)
-class Delete:
-    """WHEN MATCHED (or NOT MATCHED BY SOURCE) THEN DELETE."""
-
-    condition: Expr | None = None
-
-
-@dataclass(frozen=True)
-class Insert:
-    """WHEN NOT MATCHED THEN INSERT: ``values`` column -> expression (missing columns are null);
-    None means `INSERT *` (the source row's columns by name)."""
-
-    values: Mapping[str, Expr] | None = None
-    condition: Expr | None = None
-
-
 def _column(e: Expr) -> Column:
     return F.expr(e) if isinstance(e, str) else e
 
@@ -82,29 +56,6 @@ def _column(e: Expr) -> Column:
 def _holds(e: Expr | None) -> Column:
     """SQL truth: a NULL condition does not hold."""
     return F.lit(True) if e is None else F.coalesce(_column(e), F.lit(False))
-
-
-def _check_engine(table: Table, operation: str) -> None:
-    """Which merge engines can take row-level changes, as in Paimon."""
-    refuse_row_level_change(table, operation)  # copy-on-write would renumber the rows a file keeps
-    if not table.table_schema.primary_keys:
-        return
-    opts = table.options
-    engine = opts.get("merge-engine")
-    deletes = operation in ("DELETE", "MERGE")
-    if opts.get("ignore-delete") and operation == "DELETE":
-        raise RowLevelError(f"{operation} on {table.path}: the table has ignore-delete=true, so it would drop "
-                            "the deletes")
-    if engine == "deduplicate":
-        return
-    if engine == "partial-update" and (
-            not deletes or opts.get("partial-update.remove-record-on-delete")):
-        return
-    if engine == "partial-update" and operation == "MERGE":
-        return  # a MERGE without DELETE actions is checked per action in merge()
-    raise RowLevelError(f"{operation} is not supported on {table.path}: its merge engine is {engine!r} "
-                        "(deduplicate takes it; partial-update takes UPDATE, and DELETE with "
-                        "partial-update.remove-record-on-delete=true)")
 
 
 def _target(spark: SparkSession, table: Table, snapshot: Snapshot, file_column: bool = False,
@@ -155,7 +106,7 @@ def delete(spark: SparkSession, path: str, condition: Expr | None = None,
     """DELETE FROM the table WHERE ``condition`` (None: every row). Returns the new snapshot, or None if
     no row matched."""
     table, snapshot = _load(spark, path, storage_options)
-    _check_engine(table, "DELETE")
+    check_engine(table, "DELETE")
     if snapshot is None:
         return None
     if table.table_schema.primary_keys:
@@ -190,7 +141,7 @@ def update(spark: SparkSession, path: str, assignments: Mapping[str, Expr], cond
            storage_options: dict[str, Any] | None = None) -> Snapshot | None:
     """UPDATE the table SET ``assignments`` (column -> expression over the old row) WHERE ``condition``."""
     table, snapshot = _load(spark, path, storage_options)
-    _check_engine(table, "UPDATE")
+    check_engine(table, "UPDATE")
     if not assignments:
         raise RowLevelError("UPDATE needs at least one column to set")
     keys = [c for c in assignments if c in table.table_schema.primary_keys]
@@ -228,8 +179,8 @@ def merge(spark: SparkSession, path: str, source: DataFrame, on: Expr,
     SQL's semantics: for each row the first clause whose condition holds acts; a target row matched by
     more than one source row is an error. Expressions name columns as `t.col` / `s.col`."""
     table, snapshot = _load(spark, path, storage_options)
-    _check_engine(table, "MERGE")
-    _check_clauses(table, when_matched, when_not_matched, when_not_matched_by_source)
+    check_engine(table, "MERGE")
+    check_clauses(table, when_matched, when_not_matched, when_not_matched_by_source)
     pk = bool(table.table_schema.primary_keys)
     names = table.table_schema.field_names
     file_column = not pk
@@ -316,30 +267,3 @@ def merge(spark: SparkSession, path: str, source: DataFrame, on: Expr,
 def _target_schema(spark: SparkSession, table: Table, file_column: bool) -> StructType:
     schema = spark_schema(table.arrow_schema())
     return schema.add(StructField(FILE_COLUMN, StringType(), False)) if file_column else schema
-
-
-def _check_clauses(table: Table, matched: Sequence, not_matched: Sequence, by_source: Sequence) -> None:
-    if not (matched or not_matched or by_source):
-        raise RowLevelError("MERGE needs at least one WHEN clause")
-    for clause in [*matched, *by_source]:
-        if not isinstance(clause, (Update, Delete)):
-            raise RowLevelError(f"MERGE: WHEN MATCHED / NOT MATCHED BY SOURCE take Update or Delete, not {clause!r}")
-    for clause in not_matched:
-        if not isinstance(clause, Insert):
-            raise RowLevelError(f"MERGE: WHEN NOT MATCHED takes Insert, not {clause!r}")
-    for clause in by_source:
-        if isinstance(clause, Update) and clause.set is None:
-            raise RowLevelError("MERGE: WHEN NOT MATCHED BY SOURCE THEN UPDATE SET * has no source row to take")
-    pk = table.table_schema.primary_keys
-    if pk:
-        for clause in [*matched, *by_source]:
-            if isinstance(clause, Update) and clause.set is not None:
-                keys = [c for c in clause.set if c in pk]
-                if keys:
-                    raise RowLevelError(f"MERGE cannot change primary-key column(s) {keys} of {table.path}")
-        opts = table.options
-        if opts.get("merge-engine") == "partial-update" and any(
-                isinstance(c, Delete) for c in [*matched, *by_source]) and \
-                not opts.get("partial-update.remove-record-on-delete"):
-            raise RowLevelError(f"MERGE ... THEN DELETE is not supported on {table.path}: a partial-update table "
-                                "takes deletes only with partial-update.remove-record-on-delete=true")
