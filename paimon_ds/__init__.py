@@ -22,7 +22,7 @@ from .catalog import (
 )
 from .deletionvectors.index_file import DeletionVectorError
 from .deletionvectors.roaring import RoaringFormatError
-from .errors import ConnectError, PaimonDsError, RowLevelError, SqlError
+from .errors import ConnectError, CorruptFileError, PaimonDsError, RowLevelError, SqlError
 from .expressions import FilterError, col, parse_filter
 from .fs import StorageError
 from .operation.evolution import DataEvolutionError
@@ -46,7 +46,8 @@ __all__ = ["register", "session", "attach", "sql", "read", "write", "foreach_bat
            "Scan", "col", "parse_filter", "write_arrow",
            # errors: every one derives from PaimonDsError and from the built-in exception it refines
            "PaimonDsError", "BranchError", "BranchNotFound", "CastError", "CatalogError", "ColumnAlreadyExists",
-           "ColumnNotFound", "CommitConflict", "ConnectError", "DataEvolutionError", "DatabaseAlreadyExists",
+           "ColumnNotFound", "CommitConflict", "ConnectError", "CorruptFileError", "DataEvolutionError",
+           "DatabaseAlreadyExists",
            "DatabaseNotEmpty", "DatabaseNotFound", "DeletionVectorError", "FilterError", "MissingCredentialsError",
            "MissingDependencyError", "OptionError",
            "RoaringFormatError", "RowLevelError", "SchemaError", "SnapshotNotFound", "SqlError", "StorageError",

@@ -9,7 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .errors import EXIT_NOT_FOUND, PaimonDsError
+from .errors import EXIT_NOT_FOUND, PaimonDsError, reading_file
 from .fs import FileIO
 from .options import Options
 from .types import DataField, SchemaError, fields_from_arrow, to_arrow_schema
@@ -149,7 +149,10 @@ class SchemaManager:
         return self.schema(ids[-1]) if ids else None
 
     def schema(self, schema_id: int) -> TableSchema:
-        return TableSchema.from_json(self.io.read_text(self.path(schema_id)))
+        path = self.path(schema_id)
+        data = self.io.read_bytes(path)
+        with reading_file(path, "schema", len(data)):
+            return TableSchema.from_json(data.decode("utf-8"))
 
     def create(self, schema: TableSchema) -> TableSchema:
         """Write schema-0 if no schema exists; return whichever schema won."""
