@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
 import warnings
 from collections.abc import Callable, Iterator
 
@@ -224,3 +225,38 @@ def test_damaged_old_snapshot_expiry_and_orphans(tmp_path):
     assert sorted(os.listdir(f"{path}/snapshot")) == ["EARLIEST", "LATEST", "snapshot-4"]
     assert Table.load(path).to_arrow().sort_by("id").column("id").to_pylist() == [
         0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32]
+
+
+# ------------------------------------------------------------------------------ temporary files of killed writes
+
+def test_remove_orphans_removes_old_temporary_files(tmp_path):
+    """A writer killed mid-commit leaves `snapshot-N.<uuid>.tmp` (FileIO.try_create) or a hidden `.<name>.<uuid>.tmp`
+    (FileIO.write_bytes; Java Paimon's Path.createTempPath, with a dashed uuid): remove-orphans deletes those older
+    than its margin in any directory, and keeps younger ones (their write may still be running)."""
+    path = append_table(tmp_path, commits=2)
+    paimon_ds.procedures.create_tag(path, "t1", 1)
+    hex32, dashed = "0123456789abcdef0123456789abcdef", "01234567-89ab-cdef-0123-456789abcdef"
+    temps = [f"snapshot/snapshot-3.{hex32}.tmp", f"snapshot/.snapshot-3.{dashed}.tmp", f"schema/.schema-1.{hex32}.tmp",
+             f"tag/tag-t2.{hex32}.tmp", f"manifest/.manifest-list-x-1.{dashed}.tmp", f"snapshot/.LATEST.{hex32}.tmp"]
+    hour_ago = os.path.getmtime(f"{path}/snapshot/snapshot-1") - 3600
+    for rel in temps:
+        for prefix, when in (("", hour_ago), ("young-", None)):
+            directory, name = os.path.split(f"{path}/{rel}")
+            target = os.path.join(directory, name.replace(name.lstrip("."), prefix + name.lstrip("."), 1))
+            with open(target, "wb") as f:
+                f.write(b"{\"id\": 3")  # half a snapshot
+            if when is not None:
+                os.utime(target, (when, when))
+    before = sorted(os.listdir(f"{path}/snapshot"))
+    table = Table.load(path)
+    margin = 600_000  # ten minutes
+    assert remove_orphan_files(table, margin, dry_run=True) == sorted(temps)
+    assert paimon_ds.procedures.remove_orphan_files(path, older_than=int(time.time() * 1000) - margin) == sorted(temps)
+    for rel in temps:
+        assert not os.path.exists(f"{path}/{rel}")
+    young = [n for n in os.listdir(f"{path}/snapshot") if "young-" in n]
+    assert len(young) == 3 and sorted(os.listdir(f"{path}/snapshot")) == sorted(
+        [n for n in before if not n.endswith(".tmp")] + young)
+    assert Table.load(path).to_arrow().num_rows == 6
+    assert Table.load(path, {"scan.tag-name": "t1"}).to_arrow().num_rows == 3
+    assert remove_orphan_files(Table.load(path), margin) == []
