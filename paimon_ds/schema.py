@@ -109,8 +109,11 @@ class TableSchema:
                    options: dict[str, str], comment: str | None = None) -> TableSchema:
         fields, highest = fields_from_arrow(schema)
         names = [f.name for f in fields]
-        if len(set(n.lower() for n in names)) != len(names):
-            raise SchemaError(f"duplicate column names in {names}")
+        lowered = [n.lower() for n in names]
+        if len(set(lowered)) != len(names):
+            twice = sorted({n for n in names if lowered.count(n.lower()) > 1})
+            raise SchemaError(f"column(s) {twice} appear more than once (names compared case-insensitively) "
+                              f"in {names}")
         for what, keys in (("partition", partition_keys), ("primary-key", primary_keys),
                            ("bucket-key", Options(options).get("bucket-key") or [])):
             missing = [k for k in keys if k not in names]
