@@ -149,6 +149,10 @@ class Table:
         missing = [n for n in table_names if n not in by_name]
         extra = [n for n in by_name if n not in table_names]
         problems = []
+        names = [f.name for f in incoming]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:  # (a Spark DataFrame may carry two columns of one name)
+            problems.append(f"column(s) {twice} appear more than once")
         if missing:
             problems.append(f"missing column(s) {missing}")
         if extra:

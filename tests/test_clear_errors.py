@@ -73,3 +73,12 @@ def test_spark_entry_points_without_pyspark():
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:-1] == ["session ok", "register ok", "read ok", "sql ok", "Update ok", "core ok"]
+
+
+def test_duplicated_column_through_for_write(tmp_path):
+    """The Spark write paths (paimon_ds.spark.write / cluster / stream) check their input schema with
+    Table.for_write: a DataFrame with two columns of one name is refused there, naming it."""
+    path = str(tmp_path / "t")
+    write_arrow(path, pa.table({"id": pa.array([1], pa.int64()), "v": ["a"]}))
+    with pytest.raises(SchemaError, match=r"column\(s\) \['id'\] appear more than once"):
+        Table.for_write(path, duplicated().schema)
