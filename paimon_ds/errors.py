@@ -59,15 +59,16 @@ class CorruptFileError(PaimonDsError, OSError):
         self.problem = problem
 
 
-# Errors of the store itself, not of a file's content: never reported as a damaged file
-_STORAGE_ERRORS = (FileNotFoundError, PermissionError, TimeoutError, ConnectionError, InterruptedError, MemoryError,
-                   RecursionError, NotImplementedError)
+# Errors of the store itself, and errors of the program (ours, or a missing package), not of a file's content:
+# never reported as a damaged file
+_NOT_DAMAGE = (FileNotFoundError, PermissionError, TimeoutError, ConnectionError, InterruptedError, MemoryError,
+               RecursionError, NotImplementedError, AttributeError, NameError, AssertionError, ImportError)
 
 
 def is_decoding_error(error: BaseException) -> bool:
     """Whether ``error``, raised while a file's bytes were decoded, says the bytes are bad (as opposed to a store
     that failed, an error of ours, or an interrupt)."""
-    if not isinstance(error, Exception) or isinstance(error, (PaimonDsError, *_STORAGE_ERRORS)):
+    if not isinstance(error, Exception) or isinstance(error, (PaimonDsError, *_NOT_DAMAGE)):
         return False
     # an OSError with an errno comes from the operating system or the store; the decoders' OSErrors
     # (pyarrow's "Couldn't deserialize thrift", ...) have none

@@ -17,6 +17,7 @@ import pytest
 import paimon_ds
 from paimon_ds import CorruptFileError, PaimonDsError, Table, write_arrow
 from paimon_ds.cli.describe import describe
+from paimon_ds.errors import reading_file
 from paimon_ds.operation.maintenance import expire_snapshots, remove_orphan_files
 from paimon_ds.snapshot import SkippedFileWarning
 from paimon_ds.system_tables import system_table
@@ -280,3 +281,17 @@ def test_data_file_damaged_past_its_header(tmp_path, fmt):
         f.write(damaged)
     error = expect_corrupt(target, lambda: Table.load(path).to_arrow())
     assert error.problem.startswith("truncated or damaged"), error.problem
+
+
+def test_only_decoding_errors_become_corrupt_file_errors():
+    """A store's failure or a program error inside a decoding block keeps its own type: only bad bytes are a
+    damaged file."""
+    for error in (FileNotFoundError("gone"), PermissionError(13, "denied"), ConnectionError("reset"),
+                  OSError(5, "I/O error"), AttributeError("bug"), paimon_ds.OptionError("x")):
+        with pytest.raises(type(error)), reading_file("/t/snapshot/snapshot-1", "snapshot"):
+            raise error
+    for error in (ValueError("bad"), EOFError(), OSError("Couldn't deserialize thrift"), KeyError("id"),
+                  UnicodeDecodeError("utf-8", b"\x8f", 0, 1, "invalid start byte")):
+        with pytest.raises(CorruptFileError, match="^cannot read snapshot /t/snapshot/snapshot-1: "), \
+                reading_file("/t/snapshot/snapshot-1", "snapshot", 10):
+            raise error
