@@ -16,6 +16,7 @@ import pytest
 
 import paimon_ds
 from paimon_ds import CorruptFileError, PaimonDsError, Table, write_arrow
+from paimon_ds.cli import main
 from paimon_ds.cli.describe import describe
 from paimon_ds.errors import reading_file
 from paimon_ds.operation.maintenance import expire_snapshots, remove_orphan_files
@@ -295,3 +296,17 @@ def test_only_decoding_errors_become_corrupt_file_errors():
         with pytest.raises(CorruptFileError, match="^cannot read snapshot /t/snapshot/snapshot-1: "), \
                 reading_file("/t/snapshot/snapshot-1", "snapshot", 10):
             raise error
+
+
+def test_cli_describe(tmp_path, capsys):
+    """`paimon-ds describe`: a damaged old snapshot is left out (warned), a damaged latest one is a one-line error
+    naming the file, with the storage exit status."""
+    path = append_table(tmp_path, commits=3)
+    damage(f"{path}/snapshot/snapshot-1", "empty")
+    with pytest.warns(SkippedFileWarning):
+        assert main(["describe", path, "--json"]) == 0
+    assert '"id": 1,' not in capsys.readouterr().out
+    damage(f"{path}/snapshot/snapshot-3", "garbage")
+    with pytest.warns(SkippedFileWarning):  # snapshot-1, on the way to the damaged latest
+        assert main(["describe", path]) == CorruptFileError.exit_code == 5
+    assert f"cannot read snapshot {path}/snapshot/snapshot-3: truncated or damaged" in capsys.readouterr().err
