@@ -12,6 +12,7 @@ import pytest
 
 from paimon_ds import OptionError, Table, write_arrow
 from paimon_ds.options import OPTIONS, Option, _shown, parse_list
+from paimon_ds.schema_change import SetOption, commit_changes
 
 # a value each parser takes, for the options without a default
 GOOD_BY_PARSER = {"parse_int": "1", "parse_long": "1", "_positive_int": "1", "_positive_long": "1",
@@ -128,3 +129,14 @@ def test_a_bad_value_another_engine_stored_is_named_on_write(tmp_path, key, valu
     assert path in message and f"invalid value {value!r} for option {key!r}" in message, message
     assert "nothing was written" in message
     assert [s.id for s in Table.load(path).snapshots()] == [1]
+
+
+def test_alter_to_a_compression_the_format_cannot_write(tmp_path):
+    path = str(tmp_path / "t")
+    write_arrow(path, rows(), options={"file.format": "orc"})
+    with pytest.raises(OptionError, match="option file.compression='brotli' cannot be written in orc"):
+        commit_changes(path, SetOption("file.compression", "brotli"))
+    with pytest.raises(OptionError, match="option file.compression='lz4' cannot be written in avro"):
+        commit_changes(path, [SetOption("file.compression", "lz4"), SetOption("file.format", "avro")])
+    commit_changes(path, SetOption("file.compression", "lz4"))
+    assert write_arrow(path, rows()).id == 2
