@@ -7,6 +7,8 @@ that the core can be used without pyspark installed.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from . import procedures
@@ -22,7 +24,7 @@ from .catalog import (
 )
 from .deletionvectors.index_file import DeletionVectorError
 from .deletionvectors.roaring import RoaringFormatError
-from .errors import ConnectError, PaimonDsError, RowLevelError, SqlError
+from .errors import ConnectError, CorruptFileError, PaimonDsError, RowLevelError, SqlError
 from .expressions import FilterError, col, parse_filter
 from .fs import StorageError
 from .lazy import NotExpressibleError
@@ -40,6 +42,23 @@ from .types import SchemaError
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+# the top-level packages the Spark entry points need (the `spark` extra)
+_SPARK_PACKAGES = ("pyspark", "py4j", "pandas")
+
+
+@contextmanager
+def _needs_spark(entry: str) -> Iterator[None]:
+    """Import a Spark entry point's module: without pyspark (the `spark` extra), a MissingDependencyError that
+    says what to install, instead of a bare ModuleNotFoundError."""
+    try:
+        yield
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] not in _SPARK_PACKAGES:
+            raise
+        raise MissingDependencyError(f"{entry} needs pyspark ({e.name} is not installed): pip install "
+                                     "'paimon_ds[spark]' (the Spark-free API, paimon_ds.Table, write_arrow and the "
+                                     "paimon-ds CLI, works without it)") from e
+
 __version__ = "0.1.0"
 __all__ = ["register", "session", "attach", "sql", "read", "write", "foreach_batch_writer", "compact", "delete",
            "update", "merge", "Update", "Delete", "Insert", "procedures", "system_table", "Catalog", "Table",
@@ -48,7 +67,8 @@ __all__ = ["register", "session", "attach", "sql", "read", "write", "foreach_bat
            "Scan", "col", "parse_filter", "write_arrow", "MergeBuilder", "RowLevelResult",
            # errors: every one derives from PaimonDsError and from the built-in exception it refines
            "PaimonDsError", "BranchError", "BranchNotFound", "CastError", "CatalogError", "ColumnAlreadyExists",
-           "ColumnNotFound", "CommitConflict", "ConnectError", "DataEvolutionError", "DatabaseAlreadyExists",
+           "ColumnNotFound", "CommitConflict", "ConnectError", "CorruptFileError", "DataEvolutionError",
+           "DatabaseAlreadyExists",
            "DatabaseNotEmpty", "DatabaseNotFound", "DeletionVectorError", "FilterError", "MissingCredentialsError",
            "MissingDependencyError", "NotExpressibleError", "OptionError",
            "RoaringFormatError", "RowLevelError", "SchemaError", "SnapshotNotFound", "SqlError", "StorageError",
@@ -60,7 +80,8 @@ def register(spark: SparkSession) -> None:
     (`spark.newSession()` too). It binds the session's `spark.hadoop.fs.s3a.*` settings into the source: call it
     again after changing them. On Connect it first ships the package to the server as a session artifact
     (paimon_ds.spark.connect), so nothing of ours need be installed there for batch reads and writes."""
-    from .spark.session import register as register_paimon  # pyspark: optional for the core, loaded on use
+    with _needs_spark("paimon_ds.register"):
+        from .spark.session import register as register_paimon  # pyspark: optional for the core, loaded on use
     register_paimon(spark)
 
 
@@ -68,7 +89,8 @@ def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] 
     """Make every table of a Paimon warehouse (`<warehouse>/<db>.db/<table>`) a named table of the session,
     for plain `spark.sql` (INSERT INTO / OVERWRITE, SELECT, SHOW TABLES, DESCRIBE) and
     `spark.read.table` / `saveAsTable`. Returns the warehouse's Catalog; call again after creating tables."""
-    from .spark.catalog import attach as attach_catalog  # pyspark: loaded on use
+    with _needs_spark("paimon_ds.attach"):
+        from .spark.catalog import attach as attach_catalog  # pyspark: loaded on use
     return attach_catalog(spark, warehouse, storage_options)
 
 
@@ -77,7 +99,8 @@ def session(app_name: str = "paimon_ds", master: str | None = None, conf: dict[s
     """A SparkSession configured from conf/spark-defaults.conf, with `paimon` registered. Spark's UI and session
     time zone (the JVM's: the user's) keep Spark's defaults; the console progress bar is on when stderr is a
     terminal. ``conf`` overrides any setting (e.g. {"spark.sql.session.timeZone": "UTC"})."""
-    from .spark.session import build_session  # pyspark: loaded on use
+    with _needs_spark("paimon_ds.session"):
+        from .spark.session import build_session  # pyspark: loaded on use
     return build_session(app_name, master, conf)
 
 
@@ -88,7 +111,8 @@ def write(df: Any, path: str, mode: str = "append", options: dict[str, Any] | No
     Each bucket then has one writer per commit, which compacts it inline (universal compaction),
     so primary-key tables keep few sorted runs without a separate compaction job.
     """
-    from .spark.cluster import write as clustered_write  # pyspark: loaded on use
+    with _needs_spark("paimon_ds.write"):
+        from .spark.cluster import write as clustered_write  # pyspark: loaded on use
     clustered_write(df, path, mode, options, parallelism)
 
 
@@ -96,7 +120,8 @@ def foreach_batch_writer(path: str, commit_user: str, options: dict[str, Any] | 
                          parallelism: int | None = None):
     """For `df.writeStream.foreachBatch(...)`: each micro-batch written as paimon_ds.write writes (the shuffle
     dynamic-bucket and cross-partition tables need) and committed exactly once per batch id."""
-    from .spark.cluster import foreach_batch_writer as make  # pyspark: loaded on use
+    with _needs_spark("paimon_ds.foreach_batch_writer"):
+        from .spark.cluster import foreach_batch_writer as make  # pyspark: loaded on use
     return make(path, commit_user, options, parallelism)
 
 
@@ -107,7 +132,8 @@ def compact(spark: SparkSession, path: str, full: bool = False, options: dict[st
     Primary-key tables: universal compaction of each bucket's sorted runs (``full``: into one run).
     Append tables: small files rewritten into files of `target-file-size` (``full``: all of them).
     ``partitions``: only these, as `dt=x,hr=1;dt=y` or a list of {key: value} dicts."""
-    from .spark.cluster import compact as run_compact  # pyspark: loaded on use
+    with _needs_spark("paimon_ds.compact"):
+        from .spark.cluster import compact as run_compact  # pyspark: loaded on use
     return run_compact(spark, path, full, options, partitions)
 
 
@@ -118,7 +144,8 @@ def sql(spark: SparkSession, statement: str, warehouse: str | None = None):
     DELETE, UPDATE, MERGE INTO and INSERT ... PARTITION (...). Queries read the attached tables they name as
     paimon_ds.read does (Spark's own file readers where no merge is needed). Other statements go to spark.sql.
     Returns a DataFrame for queries and procedures, else None. Needs a classic (non-Connect) session."""
-    from .spark.sql_router import run  # pyspark: loaded on use
+    with _needs_spark("paimon_ds.sql"):
+        from .spark.sql_router import run  # pyspark: loaded on use
     return run(spark, statement, warehouse)
 
 
@@ -132,21 +159,24 @@ def read(spark: SparkSession, path: str, snapshot_id: int | None = None, timesta
     and column types are those of `spark.read.format("paimon")`. ``native`` False: the source alone."""
     # the same scan.* option, and the same refusal of two at once, as Table.scan's time travel
     opts = {**{str(k): str(v) for k, v in (options or {}).items()}, **time_travel_options(snapshot_id, tag, timestamp)}
-    from .spark.native_read import read as read_table  # pyspark: loaded on use
+    with _needs_spark("paimon_ds.read"):
+        from .spark.native_read import read as read_table  # pyspark: loaded on use
     return read_table(spark, path, opts, native)
 
 
 def delete(spark: SparkSession, path: str, condition: Any = None, storage_options: dict[str, Any] | None = None):
     """DELETE the rows where ``condition`` (a SQL expression string or a Column) holds; None: every row.
     Returns the new snapshot, or None if no row matched. See paimon_ds.spark.rowlevel."""
-    from .spark.rowlevel import delete as run  # pyspark: loaded on use
+    with _needs_spark("paimon_ds.delete"):
+        from .spark.rowlevel import delete as run  # pyspark: loaded on use
     return run(spark, path, condition, storage_options)
 
 
 def update(spark: SparkSession, path: str, assignments: dict[str, Any], condition: Any = None,
            storage_options: dict[str, Any] | None = None):
     """UPDATE ... SET ``assignments`` ({column: SQL expression or Column}) WHERE ``condition``."""
-    from .spark.rowlevel import update as run  # pyspark: loaded on use
+    with _needs_spark("paimon_ds.update"):
+        from .spark.rowlevel import update as run  # pyspark: loaded on use
     return run(spark, path, assignments, condition, storage_options)
 
 
@@ -155,7 +185,8 @@ def merge(spark: SparkSession, path: str, source: Any, on: Any, when_matched=(),
           storage_options: dict[str, Any] | None = None):
     """MERGE INTO the table USING a DataFrame ON ``on``, with clauses Update / Delete / Insert (SQL semantics):
     `merge(spark, path, df, "t.id = s.id", [Update()], [Insert()])` is an upsert."""
-    from .spark.rowlevel import merge as run  # pyspark: loaded on use
+    with _needs_spark("paimon_ds.merge"):
+        from .spark.rowlevel import merge as run  # pyspark: loaded on use
     return run(spark, path, source, on, when_matched, when_not_matched, when_not_matched_by_source,
                target_alias, source_alias, storage_options)
 
@@ -164,7 +195,8 @@ def system_table(spark: SparkSession, path: str, name: str, storage_options: dic
     """A Paimon system table (snapshots, schemas, options, files, manifests, partitions, buckets, tags) of the
     table at ``path`` as a DataFrame, computed when read. After attach(), SQL sees them as
     ``global_temp.`db.table$snapshots``` etc. Core (no Spark): paimon_ds.system_tables.system_table."""
-    from .spark.system import system_table as run  # pyspark: loaded on use
+    with _needs_spark("paimon_ds.system_table"):
+        from .spark.system import system_table as run  # pyspark: loaded on use
     return run(spark, path, name, storage_options)
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 
-from .errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, PaimonDsError
+from .errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, PaimonDsError, reading_file
 from .fs import FileIO
 from .options import Options
 from .schema import SchemaManager, TableNotFound, TableSchema
@@ -140,8 +140,9 @@ class BranchManager:
             except FileNotFoundError:
                 raise BranchNotFound(f"tag {tag!r} does not exist in branch {self.current!r} of table "
                                      f"{self.root} (tags: {', '.join(source.tag_names()) or 'none'})") from None
-            snapshot_obj = json.loads(tag_text)
-            schema_id = int(snapshot_obj["schemaId"])
+            with reading_file(tag_path, "tag", len(tag_text)):
+                snapshot_obj = json.loads(tag_text)
+                schema_id, snapshot_id = int(snapshot_obj["schemaId"]), int(snapshot_obj["id"])
         else:
             latest = source_schemas.latest()
             if latest is None:
@@ -163,7 +164,6 @@ class BranchManager:
             else:
                 self.io.write_bytes(dest, data)
         if tag is not None:
-            snapshot_id = int(snapshot_obj["id"])
             if self.io.exists(source.path(snapshot_id)):
                 snapshot_bytes = self.io.read_bytes(source.path(snapshot_id))
             else:  # the snapshot expired; the tag kept its content (Paimon writes it from the tag)

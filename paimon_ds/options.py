@@ -236,6 +236,52 @@ def _level_map(text: str) -> dict[int, str]:
     return out
 
 
+# The compression names (any case) paimon_ds's writers take for each file format, as Paimon names codecs: pyarrow's
+# parquet and ORC writers and fastavro (lzo has no writer here: Arrow's C++ has none; Avro's lz4 needs a package
+# fastavro does not depend on). A value the table's formats cannot write would fail every later write.
+COMPRESSIONS = {
+    "parquet": ("none", "uncompressed", "null", "zstd", "zstandard", "snappy", "gzip", "deflate", "zlib", "lz4",
+                "lz4_raw", "brotli"),
+    "orc": ("none", "uncompressed", "null", "zstd", "zstandard", "snappy", "zlib", "gzip", "deflate", "lz4"),
+    "avro": ("none", "uncompressed", "null", "zstd", "zstandard", "snappy", "deflate", "bzip2", "xz"),
+}
+_ANY_COMPRESSION = tuple(dict.fromkeys(c for names in COMPRESSIONS.values() for c in names))
+
+
+def _compression(text: str) -> str:
+    low = str(text).strip().lower()
+    if low not in _ANY_COMPRESSION:
+        raise ValueError(f"{text!r} is not a compression paimon_ds writes (one of {', '.join(_ANY_COMPRESSION)}; "
+                         "which ones a format takes: parquet and ORC also lz4, parquet brotli, Avro bzip2 and xz)")
+    return low
+
+
+def _compression_level_map(text: str) -> dict[int, str]:
+    return {level: _compression(codec) for level, codec in _level_map(text).items()}
+
+
+def _format_level_map(text: str) -> dict[int, str]:
+    return {level: _file_format(fmt) for level, fmt in _level_map(text).items()}
+
+
+def check_compressions(options: Options) -> None:
+    """Refuse a compression the table's file or manifest format cannot be written with (e.g. brotli for ORC data
+    files), naming the option: a table storing one could never be written again."""
+    formats = {options.get("file.format"), *(options.get("file.format.per.level") or {}).values()}
+    per_level = options.get("file.compression.per.level") or {}
+    by_level_format = options.get("file.format.per.level") or {}
+    checks = [("file.compression", options.get("file.compression"), sorted(formats))]
+    checks += [("file.compression.per.level", codec, [by_level_format.get(level, options.get("file.format"))])
+               for level, codec in per_level.items()]
+    checks.append(("manifest.compression", options.get("manifest.compression"), [options.get("manifest.format")]))
+    for key, codec, fmts in checks:
+        for fmt in fmts:
+            if codec not in COMPRESSIONS[fmt]:
+                raise OptionError(f"option {key}={codec!r} cannot be written in {fmt} (the table's "
+                                  f"{'manifest.format' if key == 'manifest.compression' else 'file format'}); "
+                                  f"{fmt} takes {', '.join(COMPRESSIONS[fmt])}")
+
+
 def _manifest_format(text: str) -> str:
     low = text.strip().lower()
     if low not in ("avro", "parquet", "orc"):
@@ -300,12 +346,13 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("primary-key", None, parse_list, "Comma-separated primary-key columns, used when the table is created."),
     Option("file.format", "parquet", _file_format, "Data file format: parquet, orc or avro (read by each "
            "file's extension, so a table whose format changed reads every file)."),
-    Option("file.compression", "zstd", str, "Compression codec of data files (Avro: zstd, else snappy)."),
+    Option("file.compression", "zstd", _compression, "Compression codec of data files (Avro: zstd, else snappy)."),
     Option("file.compression.zstd-level", 1, parse_int, "Zstandard level for data files."),
-    Option("file.format.per.level", None, _level_map, "Data file format per LSM level, e.g. `0:avro,5:parquet` "
+    Option("file.format.per.level", None, _format_level_map, "Data file format per LSM level, e.g. `0:avro,5:parquet` "
            "(levels not named use `file.format`)."),
-    Option("file.compression.per.level", None, _level_map, "Compression per LSM level, e.g. `0:lz4,5:zstd`."),
-    Option("manifest.compression", "zstd", str, "Codec of manifest files (zstd, deflate, snappy, null)."),
+    Option("file.compression.per.level", None, _compression_level_map,
+           "Compression per LSM level, e.g. `0:lz4,5:zstd`."),
+    Option("manifest.compression", "zstd", _compression, "Codec of manifest files (zstd, deflate, snappy, null)."),
     Option("manifest.format", "avro", _manifest_format, "Format of manifest files, manifest lists and index "
            "manifests: avro, parquet or orc (each file is read by its magic bytes, whatever the option says)."),
     Option("manifest.target-file-size", 8 << 20, parse_memory_size, "Target size of a manifest file."),
@@ -330,7 +377,8 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("data-file.external-paths.weights", None, parse_external_weights,
            "Weights of the external roots, in their order, for the weight-robin strategy (e.g. `1,3`)."),
     Option("partition.default-name", "__DEFAULT_PARTITION__", str, "Directory name of a null partition value."),
-    Option("commit.max-retries", 10, parse_int, "Attempts to commit a snapshot when other writers win the race."),
+    Option("commit.max-retries", 10, _non_negative_int, "Retries of a commit when other writers win the race (0: "
+           "one attempt)."),
     Option("commit.user-prefix", None, str, "Prefix of the commit user recorded in snapshots.", table=False),
     Option("source.split.target-size", 128 << 20, parse_memory_size, "Target size of one read split."),
     Option("source.split.open-file-cost", 4 << 20, parse_memory_size,
@@ -723,6 +771,18 @@ def validate(options: Mapping[str, str]) -> None:
         if option is not None and value is not None:
             _parsed(option, key, value)
         refuse_setting(key, value)
+
+
+def check_values(options: Options) -> None:
+    """Parse every registered option ``options`` sets (a table's stored ones with a job's overlaid), so that a value
+    another engine stored that paimon_ds cannot use (e.g. `commit.max-retries=-1`) is refused, naming the option,
+    before a write starts rather than part-way through it; and refuse a compression the table's formats cannot
+    be written with (check_compressions)."""
+    for key, value in options.raw.items():
+        option = option_for(key)
+        if option is not None:
+            _parsed(option, key, value)
+    check_compressions(options)
 
 
 def refuse_setting(key: str, value: Any) -> None:

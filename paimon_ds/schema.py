@@ -9,7 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .errors import EXIT_NOT_FOUND, PaimonDsError
+from .errors import EXIT_NOT_FOUND, PaimonDsError, reading_file
 from .fs import FileIO
 from .options import Options
 from .types import DataField, SchemaError, fields_from_arrow, to_arrow_schema
@@ -128,8 +128,11 @@ class TableSchema:
                    options: dict[str, str], comment: str | None = None) -> TableSchema:
         fields, highest = fields_from_arrow(schema)
         names = [f.name for f in fields]
-        if len(set(n.lower() for n in names)) != len(names):
-            raise SchemaError(f"duplicate column names in {names}")
+        lowered = [n.lower() for n in names]
+        if len(set(lowered)) != len(names):
+            twice = sorted({n for n in names if lowered.count(n.lower()) > 1})
+            raise SchemaError(f"column(s) {twice} appear more than once (names compared case-insensitively) "
+                              f"in {names}")
         for what, keys in (("partition", partition_keys), ("primary-key", primary_keys),
                            ("bucket-key", Options(options).get("bucket-key") or [])):
             missing = [k for k in keys if k not in names]
@@ -168,7 +171,10 @@ class SchemaManager:
         return self.schema(ids[-1]) if ids else None
 
     def schema(self, schema_id: int) -> TableSchema:
-        return TableSchema.from_json(self.io.read_text(self.path(schema_id)))
+        path = self.path(schema_id)
+        data = self.io.read_bytes(path)
+        with reading_file(path, "schema", len(data)):
+            return TableSchema.from_json(data.decode("utf-8"))
 
     def create(self, schema: TableSchema) -> TableSchema:
         """Write schema-0 if no schema exists; return whichever schema won."""

@@ -53,6 +53,7 @@ from .options import (
     LOCAL_KEYS,
     OptionError,
     Options,
+    check_compressions,
     check_one_way,
     is_known_key,
     option_for,
@@ -177,6 +178,9 @@ def apply_changes(schema: TableSchema, changes: Iterable[SchemaChange] | SchemaC
     state = _State(schema, has_snapshots)
     for change in changes:
         state.apply(change)
+    if state.options != schema.options:
+        # a compression the table's formats cannot write would block every later write (e.g. ORC and brotli)
+        check_compressions(Options(state.options))
     new = TableSchema(schema.id + 1, tuple(state.fields), state.highest, schema.partition_keys,
                       schema.primary_keys, state.options, state.comment, int(time.time() * 1000), SCHEMA_VERSION)
     fresh = [p for p in schema_problems(new) if p not in set(schema_problems(schema))]

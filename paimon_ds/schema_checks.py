@@ -12,7 +12,7 @@ from .format.data_file import check_format_types
 from .format.partition import POSTPONE_BUCKET
 from .mergetree.kv import KeyValueLayout
 from .mergetree.merge import merge_engine
-from .options import TAG, WRITE, OptionError, Options, check_supported, parse_list, unsupported_stored
+from .options import TAG, WRITE, OptionError, Options, check_supported, check_values, parse_list, unsupported_stored
 from .retention import check_retention
 from .row_tracking import check_table
 from .schema import TableSchema
@@ -35,6 +35,11 @@ def check_writable(path: str, schema: TableSchema, options: Options) -> None:
     """Refuse, before any data is written, a table layout this version cannot write correctly (``options``: the
     table's, with the job's overlaid; ``path`` names the table in messages), and a table whose options ask Paimon's
     writers for what paimon_ds's do not do (refused keys of `paimon_option_keys.txt`, e.g. set by Java Paimon)."""
+    try:
+        check_values(options)
+    except OptionError as e:
+        raise OptionError(f"Paimon table {path}: {e}; nothing was written (fix it with ALTER TABLE ... SET "
+                          "TBLPROPERTIES, or schema_change.SetOption)") from None
     _check_layout(path, schema, options)
     check_supported(options, WRITE, path)
     check_maintenance(path, options)

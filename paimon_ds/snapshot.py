@@ -6,10 +6,11 @@ import datetime as dt
 import json
 import logging
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import EXIT_NOT_FOUND, PaimonDsError
+from .errors import EXIT_NOT_FOUND, CorruptFileError, PaimonDsError, reading_file
 from .fs import FileIO
 from .javatime import duration_from_json, duration_json, local_datetime_from_json, local_datetime_json
 
@@ -41,6 +42,18 @@ def to_millis(value: dt.datetime | str | int | float) -> int:
 
 class SnapshotNotFound(PaimonDsError, LookupError):
     exit_code = EXIT_NOT_FOUND
+
+
+class SkippedFileWarning(UserWarning):
+    """A damaged old snapshot (or changelog, tag) was left out of a listing, history or expiry: the rest is shown."""
+
+
+def warn_skipped(error: CorruptFileError) -> None:
+    """Warn that a damaged file was skipped. A Python warning, not only a log line: a library user sees it once per
+    file and place without configuring logging, can turn it into an error (`-W error`, `warnings.simplefilter`)
+    or silence it, and tests can assert it (pytest.warns); it is logged too, for services that only read logs."""
+    log.warning("skipped: %s", error)
+    warnings.warn(f"skipped: {error}", SkippedFileWarning, stacklevel=3)
 
 
 @dataclass(frozen=True)
@@ -158,11 +171,39 @@ class SnapshotManager:
         ids = self.list_ids()
         return ids[0] if ids else None
 
+    def read_file(self, path: str, what: str) -> Snapshot:
+        """The snapshot JSON at ``path`` (a snapshot, changelog or tag file); one that cannot be decoded is a
+        CorruptFileError naming it. A missing file raises FileNotFoundError."""
+        data = self.io.read_bytes(path)
+        with reading_file(path, what, len(data)):
+            return Snapshot.from_json(data.decode("utf-8"))
+
     def snapshot(self, snapshot_id: int) -> Snapshot:
         try:
-            return Snapshot.from_json(self.io.read_text(self.path(snapshot_id)))
+            return self.read_file(self.path(snapshot_id), "snapshot")
         except FileNotFoundError:
             raise SnapshotNotFound(f"snapshot {snapshot_id} does not exist in {self.table_path}") from None
+
+    def readable_snapshots(self, ids: list[int] | None = None, limit: int | None = None) -> list[Snapshot]:
+        """The snapshots ``ids`` (default: all listed) in that order (at most ``limit``), skipping any that cannot be
+        read, damaged (with a SkippedFileWarning) or expired meanwhile: listings and history show the rest. The
+        latest snapshot's damage is not skipped (CorruptFileError): an older one is never shown as the table's
+        state, as a reader of the table gets the error too (SnapshotManager.latest)."""
+        ids = self.list_ids() if ids is None else list(ids)
+        latest = self.latest_id() if ids else None
+        out: list[Snapshot] = []
+        for sid in ids:
+            if limit is not None and len(out) >= limit:
+                break
+            try:
+                out.append(self.snapshot(sid))
+            except SnapshotNotFound:
+                continue  # expired between listing and reading
+            except CorruptFileError as e:
+                if sid == latest:
+                    raise  # never show an older snapshot as the table's state
+                warn_skipped(e)
+        return out
 
     def latest(self) -> Snapshot | None:
         sid = self.latest_id()
@@ -196,7 +237,7 @@ class SnapshotManager:
     def changelog(self, changelog_id: int) -> Snapshot:
         """The snapshot `changelog/changelog-<id>` keeps (its JSON is the expired snapshot's)."""
         try:
-            return Snapshot.from_json(self.io.read_text(self.changelog_path(changelog_id)))
+            return self.read_file(self.changelog_path(changelog_id), "changelog")
         except FileNotFoundError:
             raise SnapshotNotFound(f"changelog {changelog_id} does not exist in {self.table_path}") from None
 
@@ -252,7 +293,7 @@ class SnapshotManager:
 
     def tag(self, name: str) -> Snapshot:
         try:
-            return Snapshot.from_json(self.io.read_text(self.tag_path(name)))
+            return self.read_file(self.tag_path(name), "tag")
         except FileNotFoundError:
             raise SnapshotNotFound(f"tag {name!r} does not exist in {self.table_path}") from None
 

@@ -156,6 +156,10 @@ class Table:
         missing = [n for n in table_names if n not in by_name]
         extra = [n for n in by_name if n not in table_names]
         problems = []
+        names = [f.name for f in incoming]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:  # (a Spark DataFrame may carry two columns of one name)
+            problems.append(f"column(s) {twice} appear more than once")
         if missing:
             problems.append(f"missing column(s) {missing}")
         if extra:
@@ -383,18 +387,20 @@ class Table:
         return write_batches(table, (conform_batch(b, target, constants) for b in batches), overwrite, partition)
 
     def snapshots(self) -> list[Snapshot]:
-        """The table's snapshots (those not expired), oldest first."""
-        return [self.snapshot_manager.snapshot(i) for i in self.snapshot_manager.list_ids()]
+        """The table's snapshots (those not expired), oldest first. A damaged old snapshot file is left out with a
+        SkippedFileWarning; a damaged latest one raises CorruptFileError."""
+        return self.snapshot_manager.readable_snapshots()
 
     def history(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The commits, newest first (at most ``limit``): snapshot id, commit time (UTC), kind, user,
-        identifier, schema id, and the record counts (total after it, added by it, changelog)."""
-        ids = sorted(self.snapshot_manager.list_ids(), reverse=True)
-        if limit is not None:
-            ids = ids[:max(limit, 0)]
+        identifier, schema id, and the record counts (total after it, added by it, changelog). A damaged old
+        snapshot file is left out with a SkippedFileWarning (the limit counts the snapshots shown); a damaged
+        latest one raises CorruptFileError."""
+        sm = self.snapshot_manager
+        # only the snapshot files shown are read (and those of damaged ones skipped on the way)
+        shown = sm.readable_snapshots(sorted(sm.list_ids(), reverse=True), None if limit is None else max(limit, 0))
         out = []
-        for sid in ids:
-            s = self.snapshot_manager.snapshot(sid)
+        for s in shown:
             out.append({"snapshot_id": s.id, "commit_time": dt.datetime.fromtimestamp(s.time_millis / 1000,
                                                                                     dt.timezone.utc),
                         "commit_kind": s.commit_kind, "commit_user": s.commit_user,

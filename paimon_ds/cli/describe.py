@@ -28,7 +28,7 @@ def describe(table: Table, limit: int = DEFAULT_LIMIT) -> tuple[dict[str, Any], 
     sm = table.snapshot_manager
     ids = sm.list_ids()
     shown = ids if limit == 0 else ids[-limit:]  # only the snapshot files shown are read
-    snapshots = [sm.snapshot(i) for i in shown]
+    snapshots = sm.readable_snapshots(shown)  # a damaged old one is left out with a warning
     latest = snapshots[-1] if snapshots else None
     states = lsm.bucket_states(table, latest)
     triggers = lsm.Triggers.of(table)

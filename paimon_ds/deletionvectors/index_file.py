@@ -18,18 +18,20 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import PaimonDsError
+from ..errors import CorruptFileError, PaimonDsError
 from ..fs import FileIO
 from ..index.hash_index import IndexFileNamer
 from ..index.manifest import DELETION_VECTORS_INDEX, IndexFileMeta, IndexManifestFile
 from ..index.paths import index_file_path, new_index_file_path
 from . import roaring
+from .roaring import RoaringFormatError
 
 if TYPE_CHECKING:
     from ..table import Table
@@ -93,22 +95,38 @@ def parse_vector(buf: bytes, offset: int, length: int | None, where: str = "") -
     return positions.astype(np.int64)
 
 
+class CorruptDeletionVectorFile(CorruptFileError, DeletionVectorError):
+    """A deletion-vector index file that is empty, truncated or damaged (a CorruptFileError naming it, and a
+    DeletionVectorError as before)."""
+
+
+@contextmanager
+def _decoding(path: str, data: bytes) -> Iterator[None]:
+    """Decode the deletion-vector index file ``data`` read from ``path``: any problem names the file."""
+    if not data:
+        raise CorruptDeletionVectorFile(path, "deletion-vector index file", "the file is empty (0 bytes)")
+    if data[0] != VERSION:
+        raise CorruptDeletionVectorFile(path, "deletion-vector index file",
+                                        f"version byte {data[0]}, expected {VERSION} (damaged, or not an index file)")
+    try:
+        yield
+    except (DeletionVectorError, RoaringFormatError) as e:
+        raise CorruptDeletionVectorFile(path, "deletion-vector index file", f"{e} ({len(data)} bytes)") from e
+
+
 def read_vector(io: FileIO, f: DeletionFile) -> np.ndarray:
     """The deleted row positions of one data file (sorted int64)."""
     data = io.read_bytes(f.path)
-    if not data or data[0] != VERSION:
-        raise DeletionVectorError(f"deletion vector index file {f.path} has version "
-                                  f"{data[0] if data else None}, expected {VERSION}")
-    return parse_vector(data, f.offset, f.length, f.path)
+    with _decoding(f.path, data):
+        return parse_vector(data, f.offset, f.length, f.path)
 
 
 def read_index_file(io: FileIO, path: str, meta: IndexFileMeta) -> dict[str, np.ndarray]:
     """Every vector of the DELETION_VECTORS index file ``meta`` (at ``path``, see index/paths.py): data file
     name -> deleted positions."""
     data = io.read_bytes(path)
-    if not data or data[0] != VERSION:
-        raise DeletionVectorError(f"deletion vector index file {path} has an unsupported version")
-    return {name: parse_vector(data, offset, length, path) for name, offset, length in meta.dv_ranges or ()}
+    with _decoding(path, data):
+        return {name: parse_vector(data, offset, length, path) for name, offset, length in meta.dv_ranges or ()}
 
 
 def serialize_vector(positions: np.ndarray) -> bytes:

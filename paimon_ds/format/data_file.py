@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import IO, Any, Protocol
 
 import fastavro
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..errors import CorruptFileError, decoding_problem, is_decoding_error
 from .avro_file import AvroFileReader, AvroFileWriter
 from .orc_file import OrcFileReader, OrcFileWriter
 from .parquet_file import ParquetFileReader, ParquetFileWriter
@@ -109,14 +111,57 @@ class DataFileReader(Protocol):
 
 
 def open_data_file(fh: IO[bytes], file_name: str, types: Mapping[str, Any] | None = None) -> DataFileReader:
-    """A reader of the open file ``fh``, by the format its name ``file_name`` (or path) says. ``types``: the
-    Paimon type of the file's columns by name, where known (ORC reads CHAR values as Java does by them)."""
+    """A reader of the open file ``fh``, by the format its name ``file_name`` (its path) says. ``types``: the
+    Paimon type of the file's columns by name, where known (ORC reads CHAR values as Java does by them). A file
+    that cannot be decoded (empty, truncated, not of its format), when opened or later, is a CorruptFileError
+    naming ``file_name``."""
     fmt = format_of(file_name)
-    if fmt == "orc":
-        return OrcFileReader(fh, types)
-    if fmt == "avro":
-        return AvroFileReader(fh)
-    return ParquetFileReader(fh, types, file_name)
+    with _decoding(fh, file_name, fmt):
+        if fmt == "orc":
+            reader: DataFileReader = OrcFileReader(fh, types)
+        elif fmt == "avro":
+            reader = AvroFileReader(fh)
+        else:
+            reader = ParquetFileReader(fh, types, file_name)
+    return _CheckedReader(reader, fh, file_name, fmt)
+
+
+@contextmanager
+def _decoding(fh: IO[bytes], path: str, fmt: str) -> Iterator[None]:
+    try:
+        yield
+    except Exception as e:
+        if not is_decoding_error(e):
+            raise
+        raise CorruptFileError(path, f"{fmt} data file", decoding_problem(e, _size_of(fh))) from e
+
+
+def _size_of(fh: IO[bytes]) -> int | None:
+    """The open file's size in bytes, None where it cannot be told (only asked once a read failed)."""
+    size = getattr(fh, "size", None)
+    if isinstance(size, int):
+        return size
+    try:
+        return fh.seek(0, 2)
+    except Exception:  # noqa: BLE001 - only decorates an error message
+        return None
+
+
+class _CheckedReader:
+    """A DataFileReader whose batches' decoding errors (a block or page past a damaged spot) name the file."""
+
+    def __init__(self, reader: DataFileReader, fh: IO[bytes], path: str, fmt: str) -> None:
+        self._reader, self._fh, self._path, self._fmt = reader, fh, path, fmt
+        self.names = reader.names
+
+    def iter_batches(self, columns: Sequence[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
+        batches = self._reader.iter_batches(columns, batch_rows)
+        while True:
+            with _decoding(self._fh, self._path, self._fmt):
+                batch = next(batches, None)
+            if batch is None:
+                return
+            yield batch
 
 
 # ---------------------------------------------------------------------------------------------- writing

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..errors import CorruptFileError
 from ..fs import FileIO
 from ..io.names import FileNamer
 from .manifest import HASH_INDEX, IndexFileMeta
@@ -52,7 +53,15 @@ def read_hash_index(table: Table, partition: bytes, bucket: int, file: IndexFile
     """The int32 hashes of the bucket's HASH index file ``file``."""
     if file.index_type != HASH_INDEX:
         raise ValueError(f"{file.file_name} is a {file.index_type} index, not a hash index")
-    return read_hash_file(table.io, index_file_path(table, partition, bucket, file))
+    path = index_file_path(table, partition, bucket, file)
+    hashes = read_hash_file(table.io, path)
+    if file.file_size > 0 and hashes.nbytes != file.file_size:
+        # no checksum in the format: the size its index manifest recorded is the one check of a whole file
+        problem = ("the file is empty (0 bytes)" if hashes.nbytes == 0 else
+                   f"{hashes.nbytes} bytes of hashes where its index manifest records {file.file_size} (truncated "
+                   "or damaged)")
+        raise CorruptFileError(path, "hash index file", problem)
+    return hashes
 
 
 def read_hash_file(io: FileIO, path: str) -> np.ndarray:

@@ -14,6 +14,7 @@ import fastavro
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..errors import reading_file
 from ..format.avro_codecs import ensure_avro_codecs
 from ..format.binary_row import deserialize_row, serialize_row
 from ..format.data_file import codec_for, read_records
@@ -139,6 +140,14 @@ def read_avro(data: bytes) -> list[dict[str, Any]]:
     return list(fastavro.reader(io.BytesIO(data)))
 
 
+def read_manifest_records(file_io: FileIO, path: str, what: str) -> list[dict[str, Any]]:
+    """The records of the manifest, manifest list or index manifest at ``path`` (a ``what``); one that cannot be
+    decoded (empty, truncated, not Avro / parquet / ORC) is a CorruptFileError naming it."""
+    data = file_io.read_bytes(path)
+    with reading_file(path, what, len(data)):
+        return read_avro(data)
+
+
 def partition_stats(partitions: Iterable[bytes], types: Sequence[DataType]) -> SimpleStats:
     """Min, max and null count of each partition field over the given partition rows, ordered as Paimon's stats
     collector orders them (compareTo: a NaN partition is the max of a DOUBLE field, -0.0 below 0.0)."""
@@ -195,7 +204,7 @@ class ManifestFile:
         return metas
 
     def read(self, name: str) -> list[ManifestEntry]:
-        return [ManifestEntry.from_avro(r) for r in read_avro(self.io.read_bytes(f"{self.dir}/{name}"))]
+        return [ManifestEntry.from_avro(r) for r in read_manifest_records(self.io, f"{self.dir}/{name}", "manifest")]
 
 
 class AvroListFile:
@@ -225,7 +234,7 @@ class AvroListFile:
         return self.schema
 
     def read(self, name: str) -> list:
-        return [self.record.from_avro(r) for r in read_avro(self.io.read_bytes(f"{self.dir}/{name}"))]
+        return [self.record.from_avro(r) for r in read_manifest_records(self.io, f"{self.dir}/{name}", self.kind)]
 
 
 class ManifestList(AvroListFile):

@@ -110,7 +110,7 @@ def check_input_schema(source: pa.Schema, target: pa.Schema, path: str, filled: 
     if extra:
         problems.append(f"column(s) {extra} not in the table")
     for field in target:
-        if field.name in names and not castable(source.field(field.name).type, field.type):
+        if field.name in names and field.name not in twice and not castable(source.field(field.name).type, field.type):
             problems.append(f"column {field.name!r} is {source.field(field.name).type} in the data, which cannot "
                             f"be written as the table's {field.type}")
     if problems:

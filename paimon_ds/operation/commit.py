@@ -55,7 +55,7 @@ def commits_due_full_compaction(table: Table) -> bool:
     if every is None or every == 1:
         return every == 1
     sm = table.snapshot_manager
-    return full_compaction_due(every, sum(1 for i in sm.list_ids() if sm.snapshot(i).commit_kind != "COMPACT"))
+    return full_compaction_due(every, sum(1 for s in sm.readable_snapshots() if s.commit_kind != "COMPACT"))
 
 
 class TableCommit:

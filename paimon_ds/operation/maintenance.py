@@ -8,6 +8,7 @@ snapshot whose files are gone.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -117,13 +118,19 @@ def rollback(table: Table, snapshot_id: int | None = None, tag: str | None = Non
 # beside the data) are removed like data files when no index manifest of a snapshot or tag lists them.
 _KEEP_DIRS = ("schema", "snapshot", "tag", "branch", "consumer", "changelog")
 DEFAULT_ORPHAN_MARGIN_MS = 86_400_000  # Paimon's remove_orphan_files default: older than 1 day
+# A temporary file a write killed mid-way leaves, in any directory (snapshot/, schema/, tag/, manifest/, ...):
+# `<name>.<uuid>.tmp` (FileIO.try_create's, e.g. `snapshot-3.<uuid>.tmp`), or hidden `.<name>.<uuid>.tmp`
+# (FileIO.write_bytes's, and Java Paimon's Path.createTempPath, whose uuid has dashes).
+_TEMP_FILE = re.compile(r"\.(?:[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.tmp$")
 
 
 def remove_orphan_files(table: Table, older_than_ms: int = DEFAULT_ORPHAN_MARGIN_MS,
                         now_ms: int | None = None, dry_run: bool = False) -> list[str]:
     """Delete data and manifest files no snapshot or tag references and older than the margin (files
     of writes still in flight are unreferenced too, until they commit: keep the margin above the
-    longest write). Returns the table-relative paths deleted (or that would be, with ``dry_run``)."""
+    longest write), and the temporary files (`snapshot-3.<uuid>.tmp`, `.schema-1.<uuid>.tmp`...) writes killed
+    mid-way left in any directory, older than the margin too. Returns the table-relative paths deleted (or that
+    would be, with ``dry_run``)."""
     if older_than_ms < 0:
         raise ValueError(f"older_than_ms must be >= 0, got {older_than_ms}")
     used = still_referenced(table)
@@ -134,6 +141,10 @@ def remove_orphan_files(table: Table, older_than_ms: int = DEFAULT_ORPHAN_MARGIN
     for path, info in table.io.fs.find(root, detail=True).items():
         rel = path[len(root):].lstrip("/")
         parts = rel.split("/")
+        if _TEMP_FILE.search(parts[-1]):  # never referenced; young: its write may still be running
+            if _mtime_ms(table, path, info) <= now_ms - older_than_ms:
+                found.append(rel)
+            continue
         if parts[0] in _KEEP_DIRS or any(p.startswith((".", "_")) for p in parts) or rel in referenced:
             continue
         if _mtime_ms(table, path, info) > now_ms - older_than_ms:

@@ -120,12 +120,10 @@ class References:
 
     def add_table(self, table: Table) -> None:
         """Every snapshot, tag and changelog of ``table``'s branch."""
-        sm = table.snapshot_manager
-        for sid in sm.list_ids():
-            try:
-                self.add_snapshot(sm.snapshot(sid))
-            except SnapshotNotFound:
-                continue  # expired while we looked
+        # a damaged old snapshot is skipped with a warning (what it alone references cannot be known: it cannot
+        # be read either); a damaged latest one raises, so that its files are never taken for orphans
+        for snapshot in table.snapshot_manager.readable_snapshots():
+            self.add_snapshot(snapshot)
         for snapshot in tag_snapshots(table) + changelog_snapshots(table):
             self.add_snapshot(snapshot)
 

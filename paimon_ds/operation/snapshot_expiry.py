@@ -28,16 +28,17 @@ import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ..consumer import protected_from
+from ..errors import CorruptFileError
 from ..fs import is_uri
 from ..index.manifest import IndexManifestEntry, IndexManifestFile
 from ..index.paths import index_file_path, index_file_rel
 from ..manifest.meta import FileKind, FileSource, ManifestEntry, ManifestFileMeta, live_entries
 from ..options import EXPIRE, check_supported
 from ..retention import Retention
-from ..snapshot import Snapshot, SnapshotManager, SnapshotNotFound
+from ..snapshot import Snapshot, SnapshotManager, SnapshotNotFound, warn_skipped
 from .references import DataPaths, References, other_branches_references, tag_snapshots
 from .scan import TableScan
 
@@ -110,6 +111,9 @@ def _time_of(sm: SnapshotManager, sid: int, default: int) -> int:
         return sm.snapshot(sid).time_millis
     except SnapshotNotFound:  # expired meanwhile by another writer: old
         return default - 1
+    except CorruptFileError as e:  # a damaged old snapshot: no time travel can read it, so it is not kept for one
+        warn_skipped(e)
+        return default - 1
 
 
 def expire_snapshots_until(table: Table, retention: Retention, earliest: int, end: int,
@@ -131,7 +135,18 @@ def expire_snapshots_until(table: Table, retention: Retention, earliest: int, en
             break
     if end not in existing:
         return result  # the first snapshot to keep is gone (another writer's expiry): nothing to do (Paimon 1.x)
-    snapshots = {sid: sm.snapshot(sid) for sid in range(begin, end + 1)}
+    # a damaged snapshot of the range is expired without its files (left for remove-orphans); a damaged first
+    # retained one stops the expiry: what it still uses cannot be known, so nothing may be deleted
+    snapshots: dict[int, Snapshot | None] = {}
+    for sid in range(begin, end + 1):
+        try:
+            snapshots[sid] = sm.snapshot(sid)
+        except CorruptFileError as e:
+            warn_skipped(e)
+            if sid == end:
+                log.warning("expiry of %s stopped: the first snapshot to keep (%d) cannot be read", table.path, sid)
+                return result
+            snapshots[sid] = None
     decoupled = retention.changelog_decoupled
     produces_changelog = table.options.get("changelog-producer") != "none"
     other_branches = other_branches_references(table)  # every branch readable, or nothing is deleted
@@ -141,20 +156,25 @@ def expire_snapshots_until(table: Table, retention: Retention, earliest: int, en
     # data files: those the deltas of (begin, end] removed, unless the tag before held them; with a decoupled
     # changelog and no changelog producer, appended files are the changelog: the changelog expiry removes them
     for sid in range(begin + 1, end + 1):
-        keep = deletion.tag_files(tags, sid)
-        if keep is None:
+        delta = snapshots[sid]
+        keep = deletion.tag_files(tags, sid) if delta is not None else None
+        if keep is None or delta is None:
             continue  # the tag could not be read: its files might be any (Paimon skips this snapshot too)
-        deletion.unused_data_files(snapshots[sid].delta_manifest_list, keep,
+        deletion.unused_data_files(delta.delta_manifest_list, keep,
                                    keep_appended=decoupled and not produces_changelog)
     if not decoupled:
         for sid in range(begin, end):
-            if snapshots[sid].changelog_manifest_list:
-                deletion.added_data_files(snapshots[sid].changelog_manifest_list)
+            changelog_list = getattr(snapshots[sid], "changelog_manifest_list", None)  # None: damaged
+            if changelog_list:
+                deletion.added_data_files(changelog_list)
 
     # metadata: what the first retained snapshot and the tags in the range still use stays
-    skipping = deletion.manifest_skipping_set(_tags_in_range(tags, begin, end) + [snapshots[end]])
+    first_kept = cast(Snapshot, snapshots[end])  # read, or the expiry stopped above
+    skipping = deletion.manifest_skipping_set(_tags_in_range(tags, begin, end) + [first_kept])
     for sid in range(begin, end):
         snapshot = snapshots[sid]
+        if snapshot is None:
+            continue
         if not decoupled or produces_changelog:
             deletion.unused_manifest_list(snapshot.base_manifest_list, skipping)
             deletion.unused_manifest_list(snapshot.delta_manifest_list, skipping)
@@ -166,7 +186,8 @@ def expire_snapshots_until(table: Table, retention: Retention, earliest: int, en
     # readers first: the changelogs that outlive their snapshots, EARLIEST, the snapshot files; then the files
     if decoupled:
         for sid in range(begin, end):
-            _keep_changelog(table, sid)
+            if snapshots[sid] is not None:  # a damaged one would be a damaged changelog
+                _keep_changelog(table, sid)
     table.io.write_bytes(f"{sm.dir}/EARLIEST", str(end).encode())
     for sid in range(begin, end):
         table.io.delete_quietly(sm.path(sid))

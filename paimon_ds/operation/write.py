@@ -84,8 +84,8 @@ class BucketRestore:
             return restore
         if (full_compaction_interval(table.options) or 1) > 1:  # every commit: nothing to count
             sm = table.snapshot_manager
-            restore.delta_commits = sum(1 for i in sm.list_ids()
-                                        if i <= snapshot.id and sm.snapshot(i).commit_kind != "COMPACT")
+            restore.delta_commits = sum(1 for s in sm.readable_snapshots([i for i in sm.list_ids() if i <= snapshot.id])
+                                        if s.commit_kind != "COMPACT")
         entries = TableScan(table).read_entries(snapshot)
         for e in entries:
             key = (e.partition, e.bucket)
