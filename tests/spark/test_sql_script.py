@@ -74,10 +74,10 @@ def test_sql_script_ddl_inserts_overwrites_and_ctas(spark, tmp_path, java_oracle
 
     # what CREATE TABLE wrote is a Paimon schema with the keys, options and comments
     orders = Catalog(warehouse).get_table("shop.orders")
-    assert orders.schema.primary_keys == ("id", "dt") and orders.partition_keys == ["dt"]
-    assert orders.schema.options == {"bucket": "2", "snapshot.num-retained.min": "5"}
-    assert orders.schema.comment == "orders by day"
-    assert orders.schema.field("id").description == "order id"
+    assert orders.schema().primary_keys == ("id", "dt") and orders.partition_keys == ["dt"]
+    assert orders.schema().options == {"bucket": "2", "snapshot.num-retained.min": "5"}
+    assert orders.schema().comment == "orders by day"
+    assert orders.schema().field("id").description == "order id"
     assert tables(spark, "shop") == [("shop", "events", False), ("shop", "orders", False)]
 
     spark.sql("INSERT INTO shop.orders VALUES (1, 10.0, 'new', 'd1'), (2, 20.0, 'new', 'd1'), (3, 30.0, 'new', 'd2')")
@@ -102,7 +102,7 @@ def test_sql_script_ddl_inserts_overwrites_and_ctas(spark, tmp_path, java_oracle
     paimon_ds.sql(spark, "CREATE TABLE shop.big TBLPROPERTIES ('primary-key' = 'id', 'bucket' = '1') "
                          "AS SELECT id, amount FROM shop.orders WHERE amount > 15")
     big = Catalog(warehouse).get_table("shop.big")
-    assert big.schema.primary_keys == ("id",) and big.bucket == 1
+    assert big.schema().primary_keys == ("id",) and big.bucket == 1
     assert rows(spark, "SELECT * FROM shop.big ORDER BY id") == [(2, 25.0), (3, 30.0)]
     assert rows(spark, "SELECT id, status FROM shop.orders WHERE dt = 'd1' AND amount > 5 ORDER BY id") == [
         (1, "new"), (2, "paid")]
