@@ -390,16 +390,22 @@ def _assigned(rows: pa.Table, exprs: Mapping[str, pc.Expression], target: pa.Sch
     return pa.Table.from_batches([conform_batch(b, target) for b in out.to_batches()], schema=target)
 
 
-def update(table: Table, values: Mapping[str, Any], filter: Any = None) -> Snapshot | None:
-    """UPDATE the table SET ``values`` (column -> value over the old row) WHERE ``filter`` (None: every row)."""
-    table, snapshot = current(table)
+def check_update(table: Table, columns: Iterable[str]) -> None:
+    """What an UPDATE may set, on every path (Spark's and the core's): some column, never a primary key."""
     check_engine(table, "UPDATE")
-    if not values:
+    columns = list(columns)
+    if not columns:
         raise RowLevelError("UPDATE needs at least one column to set")
-    keys = [c for c in values if c in table.table_schema.primary_keys]
+    keys = [c for c in columns if c in table.table_schema.primary_keys]
     if keys:
         raise RowLevelError(f"UPDATE cannot change primary-key column(s) {keys} of {table.path}; delete the row "
                             "and insert the new one")
+
+
+def update(table: Table, values: Mapping[str, Any], filter: Any = None) -> Snapshot | None:
+    """UPDATE the table SET ``values`` (column -> value over the old row) WHERE ``filter`` (None: every row)."""
+    table, snapshot = current(table)
+    check_update(table, values)
     schema = table.arrow_schema()
     exprs = _assignments(table, values, schema, "UPDATE")
     condition, predicate = _bind(table, filter, "UPDATE")

@@ -23,7 +23,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 from ..deletionvectors.maintainer import dv_enabled
 from ..errors import RowLevelError
 from ..operation.delete_rows import append_deletions
-from ..operation.row_level import Delete, Insert, Update, check_clauses, check_engine
+from ..operation.row_level import Delete, Insert, Update, check_clauses, check_engine, check_update
 from ..snapshot import Snapshot
 from ..table import Table
 from .cluster import write as clustered_write
@@ -141,13 +141,7 @@ def update(spark: SparkSession, path: str, assignments: Mapping[str, Expr], cond
            storage_options: dict[str, Any] | None = None) -> Snapshot | None:
     """UPDATE the table SET ``assignments`` (column -> expression over the old row) WHERE ``condition``."""
     table, snapshot = _load(spark, path, storage_options)
-    check_engine(table, "UPDATE")
-    if not assignments:
-        raise RowLevelError("UPDATE needs at least one column to set")
-    keys = [c for c in assignments if c in table.table_schema.primary_keys]
-    if keys:
-        raise RowLevelError(f"UPDATE cannot change primary-key column(s) {keys} of {table.path}; delete the row "
-                            "and insert the new one")
+    check_update(table, assignments)
     if snapshot is None:
         return None
     names = table.table_schema.field_names
