@@ -34,7 +34,13 @@ test: $(STAMP) $(ORACLES)/.ready
 		-m after_suite
 	rm -rf $(SUITE_TMP)
 
-bench: $(STAMP)
+# the bench extra (deltalake, pyiceberg) on top of the test install; make test does not need it
+BENCH_STAMP := $(VENV)/.installed-bench
+$(BENCH_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/pip install -q -e ".[test,bench]"
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
 	$(BIN)/python -m pytest -q -m bench -s -p no:cacheprovider -o addopts=""
 
 soak: $(STAMP) $(ORACLES)/.ready

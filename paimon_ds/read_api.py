@@ -1,8 +1,10 @@
 """Scan: a table read without Spark, in the shape pyiceberg users know (`table.scan(...).to_arrow()`).
 
 It plans splits and reads them through the same core operations as the Spark source (operation/scan.py plans and
-prunes, operation/read.py merges primary-key buckets and applies deletion vectors), one split at a time, so
-`to_batches()` holds one split's batches at most and stops reading at `limit` rows. Results: a
+prunes, operation/read.py merges primary-key buckets and applies deletion vectors). Data files (append tables) or
+buckets (primary-key tables) are decoded in threads ahead of the consumer, in the order a sequential read gives
+(io/prefetch.py): `to_batches()` holds a few batches of a few files or buckets at most, and a `limit` starts no
+file past those whose rows it needs. Results: a
 RecordBatchReader, an Arrow table, a pandas DataFrame, or the Arrow C stream (`__arrow_c_stream__`) that DuckDB
 and Polars consume directly.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 from collections.abc import Iterator, Sequence
+from contextlib import closing
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -19,6 +22,7 @@ import pyarrow.compute as pc
 
 from .errors import MissingDependencyError
 from .expressions import BoundFilter, Expr, FilterError, bind_filter
+from .io.prefetch import read_ahead
 from .lazy import duckdb_relation, polars_frame
 from .operation.scan import Split
 from .options import OptionError
@@ -164,8 +168,9 @@ class Scan:
             return
         read = self.table.new_read(self.read_schema, self.predicate)
         expression = self.filter.expression if self.filter is not None else None
-        for split in splits:
-            for batch in read.read(split):
+        # files (append tables) or buckets decoded in threads, in the order a sequential read gives
+        with closing(read_ahead(read.read_units(splits), row_budget=remaining)) as batches:
+            for batch in batches:
                 if expression is not None:
                     kept = pa.Table.from_batches([batch]).filter(expression)
                     if kept.num_rows == 0:
@@ -177,7 +182,7 @@ class Scan:
                 if remaining is not None:
                     if batch.num_rows >= remaining:
                         yield batch.slice(0, remaining)
-                        return  # the rest of this split and the later splits are never opened
+                        return  # closing stops the read-ahead: files past those it started are never opened
                     remaining -= batch.num_rows
                 yield batch
 

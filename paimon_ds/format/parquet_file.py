@@ -26,7 +26,9 @@ class ParquetFileReader:
 
     def __init__(self, fh: IO[bytes], types: Mapping[str, Any] | None = None, name: str = "") -> None:
         self._name = name
-        self._file = pq.ParquetFile(fh)
+        # pre_buffer: a row group's column chunks are fetched in a few coalesced reads (one range request each
+        # on an object store), not one read per page
+        self._file = pq.ParquetFile(fh, pre_buffer=True)
         self.names = list(self._file.schema_arrow.names)
         self._types = types or {}
 
@@ -39,7 +41,8 @@ class ParquetFileReader:
         # a timestamp stored as plain INT64 (beside INT96 ones, see ParquetFileWriter) is read by its precision
         plain = [c for c in columns if c in self._types and holds_plain_ints(self._file.schema_arrow.field(c).type,
                                                                               self._types[c])]
-        for batch in self._file.iter_batches(batch_size=batch_rows, columns=list(columns), use_threads=False):
+        # use_threads: the columns decode in parallel on pyarrow's pool (a read of one large file uses every core)
+        for batch in self._file.iter_batches(batch_size=batch_rows, columns=list(columns), use_threads=True):
             if plain:
                 batch = pa.RecordBatch.from_arrays(
                     [paimon_form(batch.column(i), self._types[c]) if c in plain else batch.column(i)

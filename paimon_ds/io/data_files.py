@@ -5,7 +5,9 @@ writers extend) and the append writer (AppendFileWriter: files with their stats 
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -18,6 +20,10 @@ from .names import DataFileNamer
 
 if TYPE_CHECKING:
     from ..table import Table
+
+# row groups of at least this many rows have their stats computed beside their encoding, in _OBSERVER's threads
+CONCURRENT_OBSERVE_ROWS = 65536
+_OBSERVER = ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1)), thread_name_prefix="paimon-ds-stats")
 
 
 class DataFileSink:
@@ -118,9 +124,18 @@ class RollingFileWriter:
             self.written_paths.append(self.sink.path)
             self.rows = 0
             self.start_file(data)
-        self.sink.write(data)
+        if data.num_rows >= CONCURRENT_OBSERVE_ROWS:
+            # the row group's stats (observe) are computed while it is encoded: both run in pyarrow's C++ with
+            # the GIL released, and observe only reads ``data`` (a write of one large file uses two cores)
+            observing = _OBSERVER.submit(self.observe, data)
+            try:
+                self.sink.write(data)
+            finally:
+                observing.result()  # waits; raises what observe raised
+        else:
+            self.sink.write(data)
+            self.observe(data)
         self.rows += data.num_rows
-        self.observe(data)
         if self.sink.size >= self.target_size:
             self._close_file()
 

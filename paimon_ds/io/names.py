@@ -3,6 +3,7 @@ and the job prefix that finds every file of a failed job by name."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 
 
@@ -18,6 +19,7 @@ class FileNamer:
         self.kind = kind
         self.suffix = suffix
         self.count = 0
+        self._lock = threading.Lock()  # writers of one write may close (and roll files) in parallel threads
 
     def sibling(self, kind: str, suffix: str = ".parquet") -> FileNamer:
         """Names of another kind with the same uuid (and job prefix): Paimon's changelog files."""
@@ -27,8 +29,9 @@ class FileNamer:
 
     def next(self, suffix: str | None = None) -> str:
         """The next name; ``suffix`` overrides this namer's (a file of another format)."""
-        name = f"{self.kind}-{self.uuid}-{self.count}{self.suffix if suffix is None else suffix}"
-        self.count += 1
+        with self._lock:
+            name = f"{self.kind}-{self.uuid}-{self.count}{self.suffix if suffix is None else suffix}"
+            self.count += 1
         return name
 
 

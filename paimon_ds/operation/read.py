@@ -6,7 +6,8 @@ columns added after the file was written read as nulls.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -17,6 +18,7 @@ from ..deletionvectors.index_file import read_vector
 from ..deletionvectors.maintainer import drop_positions
 from ..format.data_file import open_data_file
 from ..format.partition import POSTPONE_BUCKET
+from ..manifest.meta import DataFileMeta
 from ..mergetree.changelog import NewestRecord, lookup_merge
 from ..mergetree.compact import sorted_runs
 from ..mergetree.engine import FirstRow, MergeEngine
@@ -102,14 +104,30 @@ class TableRead:
             if self.position_column is not None:
                 yield from self._read_positions(split, f)
                 continue
-            for batch in self._read_file(split.file_path(f), f.schema_id, f.file_size,
-                                         deleted=_deleted_positions(self.table, split, f.file_name)):
-                batch = self._with_kinds(batch, None)
-                if self.file_column is not None:
-                    batch = pa.RecordBatch.from_arrays(
-                        [*batch.columns, pa.array([f.file_name] * batch.num_rows, pa.string())],
-                        schema=self.output_schema)
-                yield batch
+            yield from self._read_append_file(split, f)
+
+    def read_units(self, splits: Sequence[Split]) -> list[tuple[int, Callable[[], Iterator[pa.RecordBatch]]]]:
+        """The independent reads that ``read(split)`` of each split makes, in order, for a reader that runs
+        them in parallel (io/prefetch.py): an append split's data files one by one, any other split whole (a
+        primary-key bucket merges its files); each with its row count by metadata."""
+        units: list[tuple[int, Callable[[], Iterator[pa.RecordBatch]]]] = []
+        for split in splits:
+            if (self.tracking is None and not self.table.table_schema.primary_keys and self.position_column is None
+                    and (split.branch is None or split.branch == self.table.branch)):
+                units += [(f.row_count, partial(self._read_append_file, split, f)) for f in split.files]
+            else:
+                units.append((split.row_count, partial(self.read, split)))
+        return units
+
+    def _read_append_file(self, split: Split, f: DataFileMeta) -> Iterator[pa.RecordBatch]:
+        for batch in self._read_file(split.file_path(f), f.schema_id, f.file_size,
+                                     deleted=_deleted_positions(self.table, split, f.file_name)):
+            batch = self._with_kinds(batch, None)
+            if self.file_column is not None:
+                batch = pa.RecordBatch.from_arrays(
+                    [*batch.columns, pa.array([f.file_name] * batch.num_rows, pa.string())],
+                    schema=self.output_schema)
+            yield batch
 
     def _read_positions(self, split: Split, f) -> Iterator[pa.RecordBatch]:
         """A file's live rows with its name and each row's position in it (before its deletion vector and

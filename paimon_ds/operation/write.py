@@ -7,9 +7,11 @@ is bounded by `write-buffer-size`: when buffers exceed it the largest one is wri
 
 from __future__ import annotations
 
+import os
 import random
 import struct
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +51,9 @@ from .scan import TableScan
 
 if TYPE_CHECKING:
     from ..table import Table
+
+# threads that close an append write's (partition, bucket) writers, each encoding its own file
+CLOSE_WORKERS = max(1, min(8, os.cpu_count() or 1))
 
 
 @dataclass
@@ -440,8 +445,16 @@ class TableWrite:
             self.writers.clear()
             self.index_maintainers.clear()
             return messages
-        for (part_key, bucket), writer in self.writers.items():
-            files = writer.close()
+        # each (partition, bucket) writer encodes its last row group and finishes its file as it closes: in
+        # parallel, as pyarrow's encoding releases the GIL (a write of several partitions or buckets uses every
+        # core); the pool's exit waits for every close, so an abort after an error finds no file half written
+        writers = list(self.writers.items())
+        if len(writers) > 1:
+            with ThreadPoolExecutor(min(len(writers), CLOSE_WORKERS), thread_name_prefix="paimon-ds-write") as pool:
+                closed = list(pool.map(lambda item: item[1].close(), writers))
+        else:
+            closed = [writer.close() for _, writer in writers]
+        for ((part_key, bucket), _), files in zip(writers, closed):
             if files:
                 messages.append(CommitMessage(part_key, bucket, self.num_buckets if self.num_buckets > 0 else -1,
                                               files, self.partition_dirs.get(part_key, "")))
