@@ -8,6 +8,7 @@ import datetime as dt
 import os
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -21,6 +22,8 @@ from .names import DataFileNamer
 if TYPE_CHECKING:
     from ..table import Table
 
+# a write's row group of at least twice this many bytes (in memory) may go into several files encoded in parallel
+PARALLEL_FILE_BYTES = 64 << 20
 # row groups of at least this many rows have their stats computed beside their encoding, in _OBSERVER's threads
 CONCURRENT_OBSERVE_ROWS = 65536
 _OBSERVER = ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1)), thread_name_prefix="paimon-ds-stats")
@@ -119,10 +122,11 @@ class RollingFileWriter:
         if not data.schema.equals(self.schema):
             data = data.cast(self.schema)
         self._pending, self.pending_bytes = [], 0
+        if self.sink is None and self.split_files(data):
+            return
         if self.sink is None:
-            self.sink = DataFileSink(self.table, self.directory, self.namer, self.schema, self.level, self.file_format)
-            self.written_paths.append(self.sink.path)
-            self.rows = 0
+            self.open_file()
+        if self.rows == 0:
             self.start_file(data)
         if data.num_rows >= CONCURRENT_OBSERVE_ROWS:
             # the row group's stats (observe) are computed while it is encoded: both run in pyarrow's C++ with
@@ -138,6 +142,12 @@ class RollingFileWriter:
         self.rows += data.num_rows
         if self.sink.size >= self.target_size:
             self._close_file()
+
+    def open_file(self) -> None:
+        """Open the next file: its name is taken now (names count up in the order files are opened)."""
+        self.sink = DataFileSink(self.table, self.directory, self.namer, self.schema, self.level, self.file_format)
+        self.written_paths.append(self.sink.path)
+        self.rows = 0
 
     def _close_file(self) -> None:
         assert self.sink is not None
@@ -160,6 +170,11 @@ class RollingFileWriter:
         for p in self.written_paths:
             self.io.delete_quietly(p)
 
+    def split_files(self, data: pa.Table) -> bool:
+        """Write ``data`` as several whole files encoded in parallel instead of one file (True), where the writer
+        allows it; else False."""
+        return False
+
     # ------------------------------------------------------------------ what a file holds
     def start_file(self, data: pa.Table) -> None:
         """A new file opens with ``data`` as its first row group."""
@@ -174,11 +189,38 @@ class RollingFileWriter:
 class AppendFileWriter(RollingFileWriter):
     """An append table's rows: files with value stats, sequence numbers 0..rows-1, level 0."""
 
-    def __init__(self, table: Table, directory: str, namer: DataFileNamer) -> None:
+    def __init__(self, table: Table, directory: str, namer: DataFileNamer, parallel_files: int = 1) -> None:
+        """``parallel_files``: a row group of more than twice PARALLEL_FILE_BYTES, arriving with no file open, is
+        written as up to that many files, encoded at once in threads (a write; a compaction keeps one file)."""
         super().__init__(table, directory, namer, table.arrow_schema(), table.options.get("parquet.block.size"))
+        self.parallel_files = parallel_files
         self.types = [f.type for f in table.table_schema.fields]
         self.stats_mode = table.options.get("metadata.stats-mode")
         self._stats: StatsCollector | None = None
+
+    def split_files(self, data: pa.Table) -> bool:
+        # pyarrow encodes one file in one thread: a large write split into files of at least PARALLEL_FILE_BYTES
+        # (in memory) encodes on every core. Each file is a whole data file of the bucket, in the rows' order
+        # (the commit lists them in order), as a roll at target-file-size would have made.
+        parts = min(self.parallel_files, data.nbytes // PARALLEL_FILE_BYTES)
+        if parts < 2:
+            return False
+        step = -(-data.num_rows // parts)
+        writers = [AppendFileWriter(self.table, self.directory, self.namer) for _ in range(parts)]
+        try:
+            for w in writers:  # named in the rows' order: a scan orders a bucket's files by creation time, then name
+                w.open_file()
+            with ThreadPoolExecutor(parts, thread_name_prefix="paimon-ds-encode") as pool:
+                done = list(pool.map(lambda i: writers[i].write_all([data.slice(i * step, step)]), range(parts)))
+        except BaseException:
+            for w in writers:
+                w.abort()
+            raise
+        created = now_utc()  # one creation time: the files' order is their names'
+        for w, files in zip(writers, done):
+            self.written_paths += w.written_paths  # this writer's abort deletes them too
+            self.done += [replace(f, creation_time=created) for f in files]
+        return True
 
     def start_file(self, data: pa.Table) -> None:
         self._stats = StatsCollector(self.types, self.stats_mode)

@@ -412,7 +412,9 @@ class TableWrite:
                 self.table, self.engine, directory, self.namer, self.restore.max_sequence.get(key, -1),
                 self.task, restored, compact=self.compact, full_compaction=self.full_compaction)
         else:
-            writer = AppendFileWriter(self.table, directory, self.namer)
+            # one writer alone may split a large row group into files encoded in parallel; several writers
+            # already encode in parallel as they close (prepare_commit)
+            writer = AppendFileWriter(self.table, directory, self.namer, parallel_files=CLOSE_WORKERS)
         self.writers[(part_key, bucket)] = writer
         return writer
 
