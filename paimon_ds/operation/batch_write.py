@@ -21,7 +21,7 @@ from ..index.cross_partition import needs_global_index
 from ..options import OptionError
 from ..snapshot import Snapshot
 from ..types import SchemaError, conform_array
-from .write import BucketRestore
+from .write import CLOSE_WORKERS, BucketRestore
 
 if TYPE_CHECKING:
     from ..table import Table
@@ -196,7 +196,8 @@ def write_batches(table: Table, batches: Iterable[pa.RecordBatch], overwrite: bo
     # primary-key tables: the sequence numbers and hash index the writers start from, read once, and the commit's
     # guard against another writer adding to the same buckets since (as the Spark driver does)
     restore = BucketRestore.from_table(table) if table.table_schema.primary_keys else None
-    table_write = table.new_write(restore=restore, overwrite=overwrite)
+    # a large row group may become one file per core, encoded in parallel (io/data_files.AppendFileWriter)
+    table_write = table.new_write(restore=restore, overwrite=overwrite, parallel_files=CLOSE_WORKERS)
     try:
         for batch in batches:
             table_write.write_arrow(batch)

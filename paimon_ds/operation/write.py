@@ -129,9 +129,12 @@ class TableWrite:
     def __init__(self, table: Table, commit_user: str | None = None, job_prefix: str | None = None,
                  restore: BucketRestore | None = None, task: int | None = None,
                  clustered: bool = False, row_kind_column: str | None = None, overwrite: bool = False,
-                 independent: bool = False) -> None:
+                 independent: bool = False, parallel_files: int = 1) -> None:
         """``row_kind_column``: an input column (not of the table) giving each row's kind (+I, -U, +U, -D);
-        row-level DELETE / UPDATE / MERGE write their changes to primary-key tables through it."""
+        row-level DELETE / UPDATE / MERGE write their changes to primary-key tables through it.
+        ``parallel_files``: an append writer may write a large row group as up to that many files encoded in
+        parallel (AppendFileWriter); the Spark-free write sets it, a Spark task (one of several in parallel) not."""
+        self.parallel_files = parallel_files
         self.table = table
         table.options.get("manifest.format")  # refuses tables with orc/parquet manifests before any file is written
         external_roots(table)  # refuses a bad `data-file.external-paths*` setting before any file is written
@@ -412,9 +415,7 @@ class TableWrite:
                 self.table, self.engine, directory, self.namer, self.restore.max_sequence.get(key, -1),
                 self.task, restored, compact=self.compact, full_compaction=self.full_compaction)
         else:
-            # one writer alone may split a large row group into files encoded in parallel; several writers
-            # already encode in parallel as they close (prepare_commit)
-            writer = AppendFileWriter(self.table, directory, self.namer, parallel_files=CLOSE_WORKERS)
+            writer = AppendFileWriter(self.table, directory, self.namer, parallel_files=self.parallel_files)
         self.writers[(part_key, bucket)] = writer
         return writer
 

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 import paimon_ds.io.data_files as data_files
-import paimon_ds.operation.write as write_module
+import paimon_ds.operation.batch_write as write_module
 from paimon_ds import Table, write_arrow
 
 ROWS = 30_000
