@@ -129,7 +129,7 @@ class Scan:
     # ------------------------------------------------------------------ results
     def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None, batch_size: int | None = None,
                    **kwargs: Any) -> pa.RecordBatchReader:
-        """The rows as a stream of Arrow record batches, read split by split (bounded memory).
+        """The rows as a stream of Arrow record batches, in read order; files are decoded ahead in threads (bounded).
 
         The keyword arguments of pyarrow's `Dataset.to_batches`, so that `polars.scan_pyarrow_dataset(scan)` reads
         it: ``columns`` narrows the columns read; ``filter`` (a pyarrow compute Expression, or a filter as
