@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..types import any_leaf_type, is_variant
+from ..types import SchemaError, any_leaf_type, is_variant
 from .arrow_columns import cast_leaves, holds_plain_ints, map_leaf_types, paimon_form
 
 
@@ -36,7 +36,7 @@ class ParquetFileReader:
         for c in columns:
             if getattr(self._types.get(c), "root", None) == "VARIANT" and not is_variant(
                     self._file.schema_arrow.field(c).type):
-                raise ValueError(f"VARIANT column {c!r} of data file {self._name} is stored shredded (Paimon's "
+                raise SchemaError(f"VARIANT column {c!r} of data file {self._name} is stored shredded (Paimon's "
                                  "variant.shreddingSchema), which paimon_ds does not read")
         # a timestamp stored as plain INT64 (beside INT96 ones, see ParquetFileWriter) is read by its precision
         plain = [c for c in columns if c in self._types and holds_plain_ints(self._file.schema_arrow.field(c).type,
