@@ -71,7 +71,7 @@ def write(df: DataFrame, path: str, mode: str = "append", options: dict[str, Any
     table = Table.for_write(path, data_schema, opts)
     if not table.table_schema.primary_keys and native_enabled(opts):
         # append tables: Spark's own parquet writer encodes the files (spark/native_write.py), where it can
-        reason = unsupported(df, table, opts)
+        reason = unsupported(df.sparkSession, table, opts)
         if reason is None:
             write_native(df, table, mode, opts, opts)
             return

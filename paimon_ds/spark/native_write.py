@@ -15,7 +15,6 @@ import logging
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -65,8 +64,9 @@ def say_fallback(path: str, reason: str) -> None:
         log.warning("paimon_ds.write to %s takes the Python path (rows go through Python workers): %s", path, reason)
 
 
-def unsupported(df: DataFrame, table: Table, job_options: dict[str, str]) -> str | None:
-    """Why the native path cannot write ``df`` into ``table`` exactly as the Python path would; None if it can."""
+def unsupported(spark: SparkSession, table: Table, job_options: dict[str, str]) -> str | None:
+    """Why the native path cannot write into ``table`` (from ``spark``) exactly as the Python path would; None if
+    it can."""
     schema = table.table_schema
     if schema.primary_keys:
         return "a primary-key table (its files are sorted and merged by key)"
@@ -76,7 +76,7 @@ def unsupported(df: DataFrame, table: Table, job_options: dict[str, str]) -> str
                 BASE_SNAPSHOT_OPTION):
         if key in job_options:
             return f"a job option of the package's own jobs ({key})"
-    if type(df.sparkSession).__module__.startswith("pyspark.sql.connect"):
+    if type(spark).__module__.startswith("pyspark.sql.connect"):
         return "a Spark Connect session (the driver reads the staged files' footers from the table's disk)"
     if not table.io.is_local:
         return "the table is not on the local file system (the native path writes local and shared-mount tables)"
@@ -99,14 +99,10 @@ def unsupported(df: DataFrame, table: Table, job_options: dict[str, str]) -> str
         why = _type_unsupported(f.type)
         if why:
             return f"column {f.name!r}: {why}"
-    if len({_timestamp_unit(t) for t in _leaf_types(schema.fields) if t.root == "TIMESTAMP_LTZ"}) > 1:
-        return "TIMESTAMP_LTZ columns of precisions <= 3 and > 3 in one table (Spark writes one unit per job)"
+    floats = [k for k in schema.partition_keys if schema.field(k).type.root in ("FLOAT", "DOUBLE")]
+    if floats:
+        return f"floating-point partition key(s) {floats}"
     return None
-
-
-def _leaf_types(fields: Any) -> Iterator[DataType]:
-    for f in fields:
-        yield from _leaves(f.type)
 
 
 def _leaves(t: DataType) -> Iterator[DataType]:
@@ -130,18 +126,12 @@ def _type_unsupported(t: DataType) -> str | None:
             if why:
                 return why
         return None
-    if t.root == "TIMESTAMP":
-        # Spark writes TIMESTAMP_NTZ as INT64 microseconds; Paimon reads INT64 by the column's precision
-        return None if 4 <= t.precision <= 6 else f"TIMESTAMP({t.precision}) (Spark writes microseconds)"
-    if t.root == "TIMESTAMP_LTZ":
-        return None if t.precision <= 6 else f"TIMESTAMP({t.precision}) WITH LOCAL TIME ZONE"
+    if t.root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        # Spark writes INT64 microseconds; Paimon reads INT64 by the column's precision (millis up to 3)
+        return None if t.precision == 6 else f"{t.sql()} (Spark writes timestamps as microseconds)"
     if t.root not in _ATOMIC:
         return f"type {t.sql()}"
     return None
-
-
-def _timestamp_unit(t: DataType) -> str:
-    return "TIMESTAMP_MILLIS" if t.precision <= 3 else "TIMESTAMP_MICROS"
 
 
 @contextmanager
@@ -194,8 +184,8 @@ def write_native(df: DataFrame, table: Table, mode: str, options: dict[str, str]
             "file.compression.zstd-level")))
     if part_by:
         writer = writer.partitionBy(*part_by)
-    units = {_timestamp_unit(t) for t in _leaf_types(schema.fields) if t.root == "TIMESTAMP_LTZ"}
-    settings = {"spark.sql.parquet.outputTimestampType": units.pop() if units else "TIMESTAMP_MICROS",
+    # INT64 microseconds (not INT96), and decimals as INT32 / INT64 / fixed bytes by precision, as Paimon writes them
+    settings = {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
                 "spark.sql.parquet.writeLegacyFormat": "false"}
     messages = []
     try:

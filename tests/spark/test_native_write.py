@@ -21,18 +21,19 @@ from paimon_ds.operation.staged_files import STAGING_PREFIX
 from paimon_ds.table import Table
 
 SCHEMA = ("id bigint, s string, d double, day date, ts timestamp_ntz, dec decimal(10,2), "
-          "arr array<int>, st struct<a:int,b:string>, f float, flag boolean")
+          "arr array<int>, st struct<a:int,b:string>, f float, flag boolean, tl timestamp")
 
 
 def _rows(ids: range) -> list[tuple]:
     return [(i, None if i % 5 == 4 else f"s{i % 3}", i * 1.5, dt.date(2024, 1, 1 + i % 2),
              dt.datetime(2024, 1, 1, 0, 0, i % 60, 123456), decimal.Decimal(f"{i}.25"), [i, None],
-             (i, f"x{i}"), float(i) / 4, i % 2 == 0) for i in ids]
+             (i, f"x{i}"), float(i) / 4, i % 2 == 0, dt.datetime(2023, 6, 1, 12, 0, 0, i)) for i in ids]
 
 
 def _expected(ids: range) -> list[dict]:
     return [{"id": r[0], "s": r[1], "d": r[2], "day": r[3], "ts": r[4], "dec": r[5], "arr": r[6],
-             "st": {"a": r[7][0], "b": r[7][1]}, "f": r[8], "flag": r[9]} for r in _rows(ids)]
+             "st": {"a": r[7][0], "b": r[7][1]}, "f": r[8], "flag": r[9],
+             "tl": r[10].replace(tzinfo=dt.timezone.utc)} for r in _rows(ids)]
 
 
 def _data_files(path: str) -> list[str]:
@@ -75,6 +76,8 @@ def test_native_write_reads_back_everywhere(spark, table_path, java_oracle, pypa
             assert {k: g[k] for k in ("s", "d", "day", "dec", "arr", "f", "flag")} == \
                 {k: e[k] for k in ("s", "d", "day", "dec", "arr", "f", "flag")}, oracle.impl
             assert g["ts"].replace(tzinfo=None) == e["ts"], oracle.impl
+            tl = g["tl"] if g["tl"].tzinfo else g["tl"].replace(tzinfo=dt.timezone.utc)  # the instant, in UTC
+            assert tl == e["tl"], oracle.impl
             assert dict(g["st"]) == e["st"], oracle.impl
 
 
@@ -169,3 +172,30 @@ def test_not_null_column_refused(spark, tmp_path):
     with pytest.raises(Exception, match="column 'id' is NOT NULL in the table"):
         paimon_ds.write(spark.createDataFrame([(1, "a"), (None, "b")], "id bigint, s string"), path)
     assert not _data_files(path)
+
+
+def test_sql_insert_takes_the_native_path(spark, tmp_path):
+    """paimon_ds.sql INSERT into an attached append table: plain, and OVERWRITE of a static partition."""
+    warehouse = str(tmp_path / "wh")
+    paimon_ds.sql(spark, "CREATE DATABASE IF NOT EXISTS nw", warehouse)
+    paimon_ds.sql(spark, "CREATE TABLE nw.t (id BIGINT, s STRING, p STRING) PARTITIONED BY (p)", warehouse)
+    paimon_ds.sql(spark, "INSERT INTO nw.t VALUES (1, 'a', 'x'), (2, 'b', 'y')", warehouse)
+    paimon_ds.sql(spark, "INSERT OVERWRITE nw.t PARTITION (p = 'x') SELECT 3, 'c'", warehouse)
+    path = f"{warehouse}/nw.db/t"
+    assert _spark_written(path)
+    assert _by_id(Table.load(path).to_arrow().to_pylist()) == [{"id": 2, "s": "b", "p": "y"},
+                                                                {"id": 3, "s": "c", "p": "x"}]
+
+
+def test_row_tracking_table_gets_row_ids(spark, tmp_path):
+    """A row-tracking table: the commit gives the native files their first row ids, as the Python path's."""
+    path = f"{tmp_path}/rt"
+    opts = {"row-tracking.enabled": "true"}
+    paimon_ds.write(spark.createDataFrame([(i, f"v{i}") for i in range(3)], "id bigint, v string").coalesce(1),
+                    path, "append", opts)
+    paimon_ds.write(spark.createDataFrame([(i, f"v{i}") for i in range(3, 5)], "id bigint, v string").coalesce(1),
+                    path, "append", opts)
+    assert _spark_written(path)
+    got = Table.load(path, {"paimon_ds.row-tracking-columns": "true"}).to_arrow().sort_by("id").to_pylist()
+    assert [(r["id"], r["_ROW_ID"], r["_SEQUENCE_NUMBER"]) for r in got] == [
+        (0, 0, 1), (1, 1, 1), (2, 2, 1), (3, 3, 2), (4, 4, 2)]
