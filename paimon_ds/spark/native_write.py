@@ -190,7 +190,8 @@ def write_native(df: DataFrame, table: Table, mode: str, options: dict[str, str]
     messages = []
     try:
         with _session_conf(spark, settings):
-            writer.parquet(staging)
+            # a local table: say so to Hadoop, whose default file system may be another (HDFS)
+            writer.parquet(f"file://{staging}" if staging.startswith("/") else staging)
         messages = adopt_staged_files(table, _staged_files(table, staging), job_prefix)
         _commit(table, messages, mode, options, job_options)
     except BaseException:
