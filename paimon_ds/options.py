@@ -640,6 +640,10 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "Row-tracking tables: the files a commit adds take row ids partition by partition."),
     Option("data-evolution.enabled", False, parse_bool, "Row-tracking tables (Paimon 1.x): files may hold some "
            "columns of existing rows; reads merge the files of a row-id range, each column from the newest file."),
+    Option("paimon_ds.native-write", True, parse_bool, "paimon_ds.write (and INSERT through paimon_ds.sql) into an "
+           "append table: Spark's own parquet writer encodes the data files, which are then committed as the table's "
+           "(see the README's \"Which write to use\"); false, or a table it cannot serve: rows go through Python "
+           "workers.", table=False),
     Option("paimon_ds.row-tracking-columns", False, parse_bool, "Reads of row-tracking tables: add `_ROW_ID` and "
            "`_SEQUENCE_NUMBER` columns, as Paimon's `$row_tracking` table.", table=False),
     Option(CONDITIONAL_WRITES, "auto", enum_parser(*CONDITIONAL_WRITE_MODES), "Storage option, S3 commits: "

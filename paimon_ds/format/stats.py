@@ -56,21 +56,31 @@ class StatsCollector:
             lo, hi = mm["min"].as_py(), mm["max"].as_py()
             if lo is None:
                 continue
-            if isinstance(lo, float):
-                # Arrow's min_max skips NaN and ranks -0.0 as 0.0; Paimon compares as Double.compare (NaN above
-                # everything, -0.0 below 0.0). As parquet-mr's stats Paimon keeps: a column holding a NaN has no
-                # bounds, and a zero bound covers both zeros.
-                if lo != lo or pc.any(pc.is_nan(col)).as_py():
-                    self.mins[i] = self.maxs[i] = _MISSING
-                    continue
-                lo = -0.0 if lo == 0 else lo
-                hi = 0.0 if hi == 0 else hi
-            if self.mins[i] is _MISSING:
-                continue
-            if self.mins[i] is None or lo < self.mins[i]:
-                self.mins[i] = lo
-            if self.maxs[i] is None or hi > self.maxs[i]:
-                self.maxs[i] = hi
+            if isinstance(lo, float) and lo == lo and pc.any(pc.is_nan(col)).as_py():
+                lo = hi = float("nan")
+            self.add_bounds(i, lo, hi)
+
+    def add_bounds(self, i: int, lo: Any, hi: Any) -> None:
+        """Widen column ``i``'s bounds by a part's min and max (``lo`` None: the part's bounds are unknown, so the
+        column has none; ``lo`` a NaN: the part holds a NaN). Null counts are the caller's (``nulls``)."""
+        if lo is None:
+            self.mins[i] = self.maxs[i] = _MISSING
+            return
+        if isinstance(lo, float):
+            # Arrow's min_max skips NaN and ranks -0.0 as 0.0; Paimon compares as Double.compare (NaN above
+            # everything, -0.0 below 0.0). As parquet-mr's stats Paimon keeps: a column holding a NaN has no
+            # bounds, and a zero bound covers both zeros.
+            if lo != lo or hi != hi:
+                self.mins[i] = self.maxs[i] = _MISSING
+                return
+            lo = -0.0 if lo == 0 else lo
+            hi = 0.0 if hi == 0 else hi
+        if self.mins[i] is _MISSING:
+            return
+        if self.mins[i] is None or lo < self.mins[i]:
+            self.mins[i] = lo
+        if self.maxs[i] is None or hi > self.maxs[i]:
+            self.maxs[i] = hi
 
     def result(self) -> SimpleStats:
         if self.mode == "none":

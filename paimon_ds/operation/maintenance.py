@@ -20,6 +20,7 @@ from ..snapshot import Snapshot, SnapshotNotFound, tag_json
 from . import snapshot_expiry
 from .references import References, branch_tables, still_referenced
 from .snapshot_expiry import ExpireResult
+from .staged_files import STAGING_PREFIX
 
 if TYPE_CHECKING:
     from ..table import Table
@@ -129,7 +130,8 @@ def remove_orphan_files(table: Table, older_than_ms: int = DEFAULT_ORPHAN_MARGIN
     """Delete data and manifest files no snapshot or tag references and older than the margin (files
     of writes still in flight are unreferenced too, until they commit: keep the margin above the
     longest write), and the temporary files (`snapshot-3.<uuid>.tmp`, `.schema-1.<uuid>.tmp`...) writes killed
-    mid-way left in any directory, older than the margin too. Returns the table-relative paths deleted (or that
+    mid-way left in any directory, and the files of native writes' staging directories (`_paimon_ds-staging-*`,
+    left by a driver that died), older than the margin too. Returns the table-relative paths deleted (or that
     would be, with ``dry_run``)."""
     if older_than_ms < 0:
         raise ValueError(f"older_than_ms must be >= 0, got {older_than_ms}")
@@ -145,6 +147,12 @@ def remove_orphan_files(table: Table, older_than_ms: int = DEFAULT_ORPHAN_MARGIN
             if _mtime_ms(table, path, info) <= now_ms - older_than_ms:
                 found.append(rel)
             continue
+        if parts[0].startswith(STAGING_PREFIX) and len(parts) > 1:
+            # a native write's staging directory its job did not clean up (the driver died): every file in it,
+            # once old (a write still running keeps its files young)
+            if _mtime_ms(table, path, info) <= now_ms - older_than_ms:
+                found.append(rel)
+            continue
         if parts[0] in _KEEP_DIRS or any(p.startswith((".", "_")) for p in parts) or rel in referenced:
             continue
         if _mtime_ms(table, path, info) > now_ms - older_than_ms:
@@ -154,7 +162,23 @@ def remove_orphan_files(table: Table, older_than_ms: int = DEFAULT_ORPHAN_MARGIN
     if not dry_run:
         for rel in found:
             table.io.delete_quietly(rel if is_uri(rel) else f"{root}/{rel}")
+        _remove_empty_staging_dirs(table, {rel.split("/")[0] for rel in found if rel.startswith(STAGING_PREFIX)})
     return sorted(found)
+
+
+def _remove_empty_staging_dirs(table: Table, names: set[str]) -> None:
+    """The staging directories whose files went, and their subdirectories, where now empty (deepest first)."""
+    root = table.root.rstrip("/")
+    for name in names:
+        top = f"{root}/{name}"
+        try:
+            dirs = [p for p, info in table.io.fs.find(top, withdirs=True, detail=True).items()
+                    if info.get("type") == "directory"]
+        except (FileNotFoundError, OSError):
+            continue
+        for d in sorted(dirs, key=len, reverse=True):
+            table.io.delete_empty_dir(d)
+        table.io.delete_empty_dir(top)
 
 
 def _external_orphans(table: Table, used: References, before_ms: int) -> list[str]:

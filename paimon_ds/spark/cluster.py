@@ -38,6 +38,7 @@ from ..table import Table
 from ..types import conform_array
 from .bucket_expr import quoted, with_bucket_column
 from .connect_shim import ShippedFunction
+from .native_write import native_enabled, say_fallback, unsupported, write_native
 from .options import (
     BASE_SNAPSHOT_OPTION,
     BUCKET_COLUMN,
@@ -68,6 +69,13 @@ def write(df: DataFrame, path: str, mode: str = "append", options: dict[str, Any
     if kind_column:
         data_schema = data_schema.remove(data_schema.get_field_index(kind_column))
     table = Table.for_write(path, data_schema, opts)
+    if not table.table_schema.primary_keys and native_enabled(opts):
+        # append tables: Spark's own parquet writer encodes the files (spark/native_write.py), where it can
+        reason = unsupported(df.sparkSession, table, opts)
+        if reason is None:
+            write_native(df, table, mode, opts, opts)
+            return
+        say_fallback(path, reason)
     n = parallelism or int(df.sparkSession.conf.get("spark.sql.shuffle.partitions", "200"))
     job_options: dict[str, str] = {}
     writer_df = df

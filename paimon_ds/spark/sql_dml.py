@@ -1,6 +1,7 @@
 """paimon_ds.sql's DML: DELETE, UPDATE and MERGE INTO (run by paimon_ds.spark.rowlevel, which Spark refuses to
-route to a Python data source), and INSERT with a PARTITION clause or into a dynamic-bucket table (written
-here: static partition values become columns; dynamic buckets go through the package's bucket assigners).
+route to a Python data source), and INSERT with a PARTITION clause, into a dynamic-bucket table or into an append
+table the native write serves (written here: static partition values become columns; dynamic buckets go through
+the package's bucket assigners; append tables through paimon_ds.write's native path).
 A plain INSERT into any other table goes to spark.sql, which routes it to the attached table itself.
 """
 
@@ -14,9 +15,11 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from ..catalog import CatalogError
+from ..table import Table
 from . import rowlevel
 from .catalog import WAREHOUSE_CONF
 from .cluster import write as clustered_write
+from .native_write import NATIVE_WRITE_OPTION, unsupported
 from .options import OVERWRITE_PARTITION_OPTION, storage_job_options
 from .sql import (
     SqlContext,
@@ -123,7 +126,7 @@ def insert(ctx: SqlContext, plan: Any) -> None:
                      .cast(spark_types[n]).alias(n) for n in names])
     overwrite = bool(plan.overwrite())
     options = {**job_options, **({OVERWRITE_PARTITION_OPTION: json.dumps(static)} if overwrite and static else {})}
-    if table.table_schema.primary_keys and table.bucket == -1:
+    if (table.table_schema.primary_keys and table.bucket == -1) or native_insert(ctx.spark, table):
         clustered_write(df, table.path, "overwrite" if overwrite else "append",
                         {**storage_job_options(table.storage_options), **options})
         return
@@ -159,7 +162,13 @@ def needs_package_write(spark: SparkSession, warehouse: str | None, plan: Any) -
         table = ctx.catalog.get_table(ident)
     except (SqlError, CatalogError):
         return False
-    return bool(table.table_schema.primary_keys) and table.bucket == -1
+    return (bool(table.table_schema.primary_keys) and table.bucket == -1) or native_insert(spark, table)
+
+
+def native_insert(spark: SparkSession, table: Table) -> bool:
+    """Whether an INSERT into ``table`` takes paimon_ds.write's native path (an append table it can serve)."""
+    return not table.table_schema.primary_keys and bool(table.options.get(NATIVE_WRITE_OPTION)) \
+        and unsupported(spark, table, {}) is None
 
 
 # Plan node -> the DML that runs it
