@@ -13,10 +13,16 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e ".[test]"
 	touch $(STAMP)
 
-# The documentation site (mkdocs.yml, docs/) into site/ (git-ignored). The test extra includes the docs extra, so
-# $(STAMP) installs mkdocs; make test builds the site as well (tests/test_docs.py), so a broken link, anchor or
-# docstring fails the suite. NO_MKDOCS_2_WARNING: mkdocs-material's end-of-life banner, not a build warning.
-docs: $(STAMP)
+# The documentation site (mkdocs.yml, docs/) into site/ (git-ignored), with only the docs extra installed. The test
+# extra includes it too, so $(STAMP) installs mkdocs and make test builds the site as well (tests/test_docs.py): a
+# broken link, anchor or docstring fails the suite. NO_MKDOCS_2_WARNING: mkdocs-material's end-of-life banner.
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q -e ".[docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --site-dir site
 
 # The two reference implementations the interop tests compare against (see tests/oracles/setup.sh).
