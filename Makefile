@@ -1,17 +1,29 @@
-# make demo | make test | make bench | make soak | make oracles | make lint | make minimums
+# make demo | make test | make docs | make bench | make soak | make oracles | make lint | make minimums
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 ORACLES := .oracles
 
-.PHONY: demo test bench soak oracles lint minimums clean
+.PHONY: demo test docs bench soak oracles lint minimums clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e ".[test]"
 	touch $(STAMP)
+
+# The documentation site (mkdocs.yml, docs/) into site/ (git-ignored), with only the docs extra installed. The test
+# extra includes it too, so $(STAMP) installs mkdocs and make test builds the site as well (tests/test_docs.py): a
+# broken link, anchor or docstring fails the suite. NO_MKDOCS_2_WARNING: mkdocs-material's end-of-life banner.
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q -e ".[docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --site-dir site
 
 # The two reference implementations the interop tests compare against (see tests/oracles/setup.sh).
 $(ORACLES)/.ready: tests/oracles/setup.sh
@@ -64,4 +76,4 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 clean:
-	rm -rf $(VENV) $(MIN_VENV) $(ORACLES) .pytest_cache $(SUITE_TMP)
+	rm -rf $(VENV) $(MIN_VENV) $(ORACLES) .pytest_cache $(SUITE_TMP) site

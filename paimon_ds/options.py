@@ -1,4 +1,4 @@
-"""Every option paimon_ds interprets, with its default, check, effect and doc (the README tables are made from it),
+"""Every option paimon_ds interprets, with its default, check, effect and doc (docs/tables/options.md is made from it),
 and what every other key Paimon defines does here (`paimon_option_keys.txt`).
 
 Table options are Paimon's own keys. Any key Paimon defines is accepted and stored in the schema
@@ -642,7 +642,7 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "columns of existing rows; reads merge the files of a row-id range, each column from the newest file."),
     Option("paimon_ds.native-write", True, parse_bool, "paimon_ds.write (and INSERT through paimon_ds.sql) into an "
            "append table: Spark's own parquet writer encodes the data files, which are then committed as the table's "
-           "(see the README's \"Which write to use\"); false, or a table it cannot serve: rows go through Python "
+           "(docs: \"Which write to use\"); false, or a table it cannot serve: rows go through Python "
            "workers.", table=False),
     Option("paimon_ds.row-tracking-columns", False, parse_bool, "Reads of row-tracking tables: add `_ROW_ID` and "
            "`_SEQUENCE_NUMBER` columns, as Paimon's `$row_tracking` table.", table=False),
@@ -994,15 +994,15 @@ def _shown(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-# how the README names each effect
+# how the docs name each effect
 EFFECT_SHOWN = {HONOURED: "honoured", TUNING: "no effect on results (tuning)", ENGINE: "no effect (another engine's)",
                 CATALOG: "no effect (a catalog's)", COMPANION: "no effect by itself", REFUSED: "refused"}
 
 
 def markdown_tables() -> list[str]:
-    """The README's tables of options: the registry (key, default as a user writes it, effect, meaning, other names
-    read); the refused keys of paimon_option_keys.txt (no-op values, what a stored value refuses, what Paimon does);
-    the commit-time maintenance keys (issue 32); every other key Paimon defines, by effect."""
+    """The option tables of docs/tables/options.md: the registry (key, default as a user writes it, effect, meaning,
+    other names read); the refused keys of paimon_option_keys.txt (no-op values, what a stored value refuses, what
+    Paimon does); the commit-time maintenance keys (issue 32); every other key Paimon defines, by effect."""
     registry = ["| option | default | effect | meaning |", "| --- | --- | --- | --- |"]
     for o in OPTIONS.values():
         also = f" Also read as {', '.join(f'`{k}`' for k in o.fallback_keys)}." if o.fallback_keys else ""
@@ -1031,7 +1031,7 @@ def markdown_tables() -> list[str]:
 
 
 def markdown_table() -> str:
-    """The README's option tables, as one text (their rows, in order: tests/test_readme.py compares them)."""
+    """docs/tables/options.md's option tables, as one text (their rows, in order: tests/test_docs.py checks them)."""
     return "\n".join(markdown_tables())
 
 

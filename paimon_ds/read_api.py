@@ -211,7 +211,7 @@ class Scan:
 
     def to_duckdb(self, con: Any = None, name: str | None = None) -> Any:
         """A DuckDB relation over this scan on ``con`` (default: DuckDB's default connection); ``name`` also
-        registers it on ``con`` for SQL. DuckDB's projection and filters reach the scan's pruning (see the README).
+        registers it on ``con`` for SQL. DuckDB's projection and filters reach the scan's pruning (docs: "Lazy scans").
         Needs duckdb (pip install 'paimon_ds[duckdb]')."""
         return duckdb_relation(self, con, name)
 

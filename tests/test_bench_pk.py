@@ -146,7 +146,7 @@ def test_pk_write_vs_spark_parquet(spark, tmp_path):
     task_rows = _rows(SPARK_ROWS // 2, seed=7)
     print(format_shares("    profile of one task's primary-key write (5M rows, bucket=4)",
                         *stage_shares(write_task(str(tmp_path / "profiled"), task_rows, PK))))
-    # Issue 21's targets (1.25x the floor, 3x parquet) have not been met in any run on record (README, "Measured").
+    # Issue 21's targets (1.25x the floor, 3x parquet) have not been met in any run on record (docs/performance.md).
     # The sorted-file floors show whether they could be: they time a writer doing only the sort and the parquet
     # encoding that Paimon's files require. The guards below hold what was reached, so that a regression fails here.
     sorted_over_floor = best["sorted_floor"] / floor

@@ -103,7 +103,7 @@ def test_reads_vs_spark_parquet(spark, tmp_path):
                 ratio = results[(table, reader, name)] / baseline[name]
                 assert ratio <= target, f"{reader} {table} {name}: {ratio:.2f}x parquet (target {target}x)"
     ratio = results[("append", 'format("paimon")', "full")] / baseline["full"]
-    # issue 21's target is 1.8x; against the warmed baseline it measured 1.83x-2.31x (README, "Measured"): every row
+    # issue 21's target is 1.8x; against the warmed baseline it measured 1.83x-2.31x (docs/performance.md): every row
     # crosses from a Python worker to the JVM as Arrow. Printed as met / NOT met, guarded at what was reached.
     over_floor = results[("append", 'format("paimon")', "full")] / floor["full"]
     print(f'issue 21 target spark.read.format("paimon") full scan <= 1.8x: {"met" if ratio <= 1.8 else "NOT met"} '

@@ -50,6 +50,6 @@ def test_append_write_vs_spark_parquet(spark, tmp_path):
           f"{'met' if ratio <= 1.5 else 'NOT met'}); floor / spark parquet = {floor_ratio:.2f}x; "
           f"paimon_ds / floor = {over_floor:.2f}x")
     assert Table.load(paimon_dir).latest_snapshot().total_record_count == ROWS
-    # issue 21's target is 1.15x; measured 1.12x-1.27x across runs (README, "Speed"): the guard allows that spread
+    # issue 21's target is 1.15x; measured 1.12x-1.27x across runs (docs/performance.md): the guard allows that spread
     print(f"issue 21 target paimon_ds / floor <= 1.15x: {'met' if over_floor <= 1.15 else 'NOT met'}")
     assert over_floor <= 1.3, f"paimon_ds append write costs {over_floor:.2f}x the Python data source floor"

@@ -226,7 +226,7 @@ def _run(table: Table, args: argparse.Namespace, out: Output) -> dict[str, Any] 
 def _add_globals(parser: argparse.ArgumentParser, suffix: str) -> None:
     parser.add_argument("--branch", dest="branch" + suffix, help="work on this branch of the table (default: main)")
     parser.add_argument("--json", dest="json" + suffix, action="store_true",
-                        help="print one JSON document on stdout (its keys: see the README) and nothing else")
+                        help="print one JSON document on stdout (its keys: docs/maintenance.md) and nothing else")
     parser.add_argument("--plain", dest="plain" + suffix, action="store_true",
                         help="plain text even on a terminal (plain is the default when stdout is not one)")
     parser.add_argument("-o", "--option", dest="option" + suffix, action="append", default=[], metavar="KEY=VALUE",

@@ -207,7 +207,7 @@ def test_one_dynamic_bucket_table_through_every_entry_point(spark, tmp_path, jav
 
 
 def test_the_first_primary_key_write_of_a_new_user(spark, tmp_path, java_oracle):
-    """The README's first primary-key example: no bucket option."""
+    """The first primary-key example of docs/tables/kinds.md: no bucket option."""
     path = str(tmp_path / "wh" / "db.db" / "users")
     df = spark.createDataFrame([(1, "ann"), (2, "bob"), (3, "cy")], "id BIGINT, name STRING")
     df.write.format("paimon").option("primary-key", "id").mode("append").save(path)
@@ -268,7 +268,7 @@ def index_of_unpartitioned(path: str) -> dict[tuple[str, int], set]:
 
 @pytest.mark.parametrize("initial", [None, 4])
 def test_a_million_new_keys_in_one_write(spark, tmp_path, initial):
-    """1M new keys, target 100k, through df.write.format (4 tasks). The README's bound: a write of M new keys
+    """1M new keys, target 100k, through df.write.format (4 tasks). The docs' bound: a write of M new keys
     into candidates with room R fills each to about target * max(1, M / R), R >= initial-buckets x target."""
     path = str(tmp_path / "t")
     opts = {"primary-key": "id", "dynamic-bucket.target-row-num": "100000"}
