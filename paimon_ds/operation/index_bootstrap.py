@@ -119,7 +119,7 @@ class IndexBootstrap:
         self.partition_types = [f.type for f in schema.partition_fields]
         self.layout = KeyValueLayout(schema)
         self.liveness = KeyLiveness(schema, table.options)
-        self.ttl_seconds = index_ttl_seconds(table)
+        self.ttl_seconds = index_ttl_seconds(table.store)
         self.clock = clock
         self.snapshot_id: int | None = None
         kv_schema = self.layout.arrow_schema()
