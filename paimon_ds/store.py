@@ -15,9 +15,8 @@ import pyarrow as pa
 
 from .branch import BranchManager, branch_path, normalize_branch
 from .fs import FileIO
-from .options import READ, Options, check_job_options, check_supported
+from .options import Options, check_job_options
 from .schema import SchemaManager, TableSchema
-from .schema_checks import check_writable
 from .snapshot import Snapshot, SnapshotManager
 from .types import SchemaError
 
@@ -64,15 +63,6 @@ class FileStore:
             return self.table_schema.arrow_schema()
         except SchemaError as e:  # a type paimon_ds cannot read or write: say which table
             raise SchemaError(f"Paimon table {self.path}: {e}") from None
-
-    def check_writable(self) -> None:
-        """Refuse, before any data is written, a table layout this version cannot write correctly."""
-        check_writable(self.path, self.table_schema, self.options)
-
-    def check_readable(self) -> None:
-        """Refuse, before any row is read, a table whose options (stored or given) ask for reads paimon_ds does not
-        do (`paimon_option_keys.txt`: refused keys that block reads)."""
-        check_supported(self.options, READ, self.path)
 
     def branch_manager(self) -> BranchManager:
         """The table's branches, seen from this table's branch (fast_forward moves it; create takes its tags)."""

@@ -33,10 +33,11 @@ from .operation.row_level import update as update_rows
 from .operation.row_level import upsert as upsert_rows
 from .operation.scan import TableScan
 from .operation.write import TableWrite
-from .options import OptionError, Options, table_options, validate
+from .options import READ, OptionError, Options, check_supported, table_options, validate
 from .predicate import Predicate
 from .read_api import TIME_TRAVEL_KEYS, Scan, time_travel_options
 from .schema import SchemaManager, TableNotFound, TableSchema
+from .schema_checks import check_writable
 from .schema_merge import commit_merged_schema
 from .snapshot import Snapshot, SnapshotManager
 from .storage import split_storage
@@ -165,12 +166,12 @@ class Table:
 
     def check_writable(self) -> None:
         """Refuse, before any data is written, a table layout this version cannot write correctly."""
-        self.store.check_writable()
+        check_writable(self.path, self.table_schema, self.options)
 
     def check_readable(self) -> None:
         """Refuse, before any row is read, a table whose options (stored or given) ask for reads paimon_ds does not
         do (`paimon_option_keys.txt`: refused keys that block reads)."""
-        self.store.check_readable()
+        check_supported(self.options, READ, self.path)
 
     def check_write_schema(self, arrow_schema: pa.Schema, options: Mapping[str, str]) -> None:
         for key, stored in (("partition", list(self.table_schema.partition_keys)),
