@@ -9,7 +9,7 @@ its scans, writes and commits on top.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import pyarrow as pa
 
@@ -23,6 +23,8 @@ from .types import SchemaError
 # Old schemas of tables, per process (Spark reuses Python workers). The key includes the latest schema's creation
 # time: a table dropped and created again at the same path gets new entries.
 _old_schemas: dict[tuple[str, int, int], TableSchema] = {}
+
+T = TypeVar("T")
 
 
 class FileStore:
@@ -93,3 +95,19 @@ class FileStore:
         if ts is not None:
             return sm.at_or_before(ts)
         return sm.latest()
+
+
+class StoreField(Generic[T]):
+    """An attribute of an object holding a store (`.store`) that is the store's own, read-only: the Table facade
+    shows its store's metadata this way (`table.options` is `table.store.options`)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, holder: Any, owner: type | None = None) -> T:
+        if holder is None:  # the class's attribute (documentation tools look there): the field itself
+            return self  # type: ignore[return-value]
+        return getattr(holder.store, self.name)
+
+    def __set__(self, holder: Any, value: T) -> None:
+        raise AttributeError(f"{self.name} is the store's: build another table instead of setting it")

@@ -41,7 +41,7 @@ from .schema_checks import check_writable
 from .schema_merge import commit_merged_schema
 from .snapshot import Snapshot, SnapshotManager
 from .storage import split_storage
-from .store import FileStore
+from .store import FileStore, StoreField
 from .system_tables import InspectTable
 from .types import SchemaError, fields_from_arrow, same_type_ignoring_nullability
 
@@ -56,49 +56,17 @@ class Table:
         self._fallback: tuple[Table | None] | None = None  # (fallback table,) once loaded
 
     # the store's metadata, as the facade's callers read it
-    @property
-    def path(self) -> str:
-        return self.store.path
-
-    @property
-    def io(self) -> FileIO:
-        return self.store.io
-
-    @property
-    def root(self) -> str:
-        return self.store.root
-
-    @property
-    def storage_options(self) -> dict[str, Any] | None:
-        return self.store.storage_options
-
-    @property
-    def table_schema(self) -> TableSchema:
-        return self.store.table_schema
-
-    @property
-    def dynamic_options(self) -> dict[str, str]:
-        return self.store.dynamic_options
-
-    @property
-    def options(self) -> Options:
-        return self.store.options
-
-    @property
-    def branch(self) -> str:
-        return self.store.branch
-
-    @property
-    def branch_root(self) -> str:
-        return self.store.branch_root
-
-    @property
-    def schema_manager(self) -> SchemaManager:
-        return self.store.schema_manager
-
-    @property
-    def snapshot_manager(self) -> SnapshotManager:
-        return self.store.snapshot_manager
+    path = StoreField[str]()
+    io = StoreField[FileIO]()
+    root = StoreField[str]()
+    storage_options = StoreField["dict[str, Any] | None"]()
+    table_schema = StoreField[TableSchema]()
+    dynamic_options = StoreField["dict[str, str]"]()
+    options = StoreField[Options]()
+    branch = StoreField[str]()
+    branch_root = StoreField[str]()
+    schema_manager = StoreField[SchemaManager]()
+    snapshot_manager = StoreField[SnapshotManager]()
 
     # ------------------------------------------------------------------ opening
     @staticmethod
