@@ -151,7 +151,7 @@ def run_append_compaction(table: Table, task: BucketTask) -> CommitMessage:
     tracked = row_tracking_enabled(table.options)
     if tracked:
         files = in_row_id_order(task.files)
-        writer: AppendFileWriter | TrackedFileWriter = TrackedFileWriter(table, task.directory, DataFileNamer())
+        writer: AppendFileWriter | TrackedFileWriter = TrackedFileWriter(table.store, task.directory, DataFileNamer())
         read = table.new_read(pa.schema([*table.arrow_schema(), *system_fields()]))
     else:
         files = task.files
