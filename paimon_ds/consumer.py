@@ -25,7 +25,7 @@ from .options import OptionError
 
 if TYPE_CHECKING:
     from .snapshot import Snapshot
-    from .table import Table
+    from .store import FileStore
 
 CONSUMER_DIR = "consumer"
 CONSUMER_PREFIX = "consumer-"
@@ -74,7 +74,7 @@ class ConsumerManager:
         self.dir = f"{root.rstrip('/')}/{CONSUMER_DIR}"
 
     @staticmethod
-    def of(table: Table) -> ConsumerManager:
+    def of(table: FileStore) -> ConsumerManager:
         return ConsumerManager(table.io, table.branch_root)
 
     def path(self, consumer_id: str) -> str:
@@ -176,13 +176,13 @@ def _mtime_ms(io: FileIO, info: dict[str, Any]) -> int:
     return int(float(value) * 1000)
 
 
-def protected_from(table: Table) -> int | None:
+def protected_from(table: FileStore) -> int | None:
     """The first snapshot id the table's consumers still need (their minimum next snapshot; None: no consumer).
     Expiry keeps it and every later snapshot, as Paimon's ExpireSnapshotsImpl does."""
     return ConsumerManager.of(table).min_next_snapshot()
 
 
-def expire_consumers(table: Table, now_ms: int | None = None) -> list[str]:
+def expire_consumers(table: FileStore, now_ms: int | None = None) -> list[str]:
     """Delete the consumers not updated for `consumer.expiration-time` (unset: none expire), so that they no longer
     hold snapshots back; their ids."""
     expiration = table.options.get("consumer.expiration-time")
@@ -192,6 +192,6 @@ def expire_consumers(table: Table, now_ms: int | None = None) -> list[str]:
     return ConsumerManager.of(table).expire(now_ms - expiration)
 
 
-def expire_consumers_after_commit(table: Table, snapshot: Snapshot) -> None:
+def expire_consumers_after_commit(table: FileStore, snapshot: Snapshot) -> None:
     """The maintenance step Paimon's committer runs first after each commit (TableCommitImpl.expire)."""
     expire_consumers(table)

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 from .options import OptionError
 
 if TYPE_CHECKING:
-    from .table import Table
+    from .store import FileStore
 
 PATHS = "data-file.external-paths"
 STRATEGY = "data-file.external-paths.strategy"
@@ -39,7 +39,7 @@ def path_string(uri: str) -> str:
     return f"{parts.scheme}://{parts.netloc}{path}" if parts.netloc else f"{parts.scheme}:{path}"
 
 
-def external_roots(table: Table) -> list[str]:
+def external_roots(table: FileStore) -> list[str]:
     """The roots new data files go under; empty when the table writes in its own directory."""
     opts = table.options
     given = opts.get(PATHS) or []
@@ -65,7 +65,7 @@ def external_roots(table: Table) -> list[str]:
 class ExternalPathProvider:
     """Picks the location of each new data file of one bucket (Paimon's ExternalPathProvider)."""
 
-    def __init__(self, table: Table, roots: list[str], bucket_rel: str) -> None:
+    def __init__(self, table: FileStore, roots: list[str], bucket_rel: str) -> None:
         self.roots = roots
         self.bucket_rel = bucket_rel.strip("/")
         self.strategy = table.options.get(STRATEGY)
@@ -90,12 +90,12 @@ class ExternalPathProvider:
         return f"{root.rstrip('/')}/{rel}"
 
 
-def new_data_file_path(table: Table, directory: str, file_name: str) -> tuple[str, str | None]:
+def new_data_file_path(table: FileStore, directory: str, file_name: str) -> tuple[str, str | None]:
     """(path to write, `_EXTERNAL_PATH` or None) of a new data file of the bucket at ``directory``.
 
-    One provider per table object and bucket directory keeps the round-robin going across files.
+    One provider per store object and bucket directory keeps the round-robin going across files.
     """
-    providers = table.__dict__.setdefault("_external_path_providers", {})
+    providers = table.path_providers
     if "roots" not in providers:
         providers["roots"] = external_roots(table)
     roots = providers["roots"]

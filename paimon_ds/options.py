@@ -8,7 +8,7 @@ what Paimon does), no effect on results (a tuning knob, another engine's or a ca
 refused: set to anything but a no-op value it is refused before anything is written, and a table that
 stores such a value refuses the reads or writes it would change (check_supported).
 
-Per-job options overlay the stored ones in one place, Table.__init__, which refuses through
+Per-job options overlay the stored ones in one place, FileStore.__init__, which refuses through
 check_job_options a job value of an immutable option that differs from the table's, as Paimon's
 AbstractFileStoreTable.copy does.
 """

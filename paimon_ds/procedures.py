@@ -107,7 +107,7 @@ def list_branches(table: TableRef, storage_options: dict[str, Any] | None = None
 # ------------------------------------------------------------------ consumers
 def list_consumers(table: TableRef, storage_options: dict[str, Any] | None = None) -> dict[str, int]:
     """Each consumer's next snapshot (what `$consumers` shows), by consumer id."""
-    return ConsumerManager.of(_table(table, storage_options)).consumers()
+    return ConsumerManager.of(_table(table, storage_options).store).consumers()
 
 
 def reset_consumer(table: TableRef, consumer_id: str, next_snapshot: int | None = None,
@@ -117,7 +117,7 @@ def reset_consumer(table: TableRef, consumer_id: str, next_snapshot: int | None 
     Paimon 1.x, a snapshot that does not exist is refused. Stop the streaming query that uses the consumer first:
     it would record its own progress again."""
     t = _table(table, storage_options)
-    consumers = ConsumerManager.of(t)
+    consumers = ConsumerManager.of(t.store)
     if next_snapshot is None:
         consumers.delete(consumer_id)
         return
@@ -129,4 +129,4 @@ def clear_consumers(table: TableRef, including: str | None = None, excluding: st
                     storage_options: dict[str, Any] | None = None) -> list[str]:
     """Delete the consumers whose id matches the regular expression ``including`` (the whole id; unset: all) and
     not ``excluding``, as Paimon 1.x's clear_consumers; returns their ids."""
-    return ConsumerManager.of(_table(table, storage_options)).clear(including, excluding)
+    return ConsumerManager.of(_table(table, storage_options).store).clear(including, excluding)

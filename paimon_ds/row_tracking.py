@@ -27,7 +27,7 @@ from .options import OptionError, Options
 from .schema import TableSchema
 
 if TYPE_CHECKING:
-    from .table import Table
+    from .store import FileStore
 
 ROW_ID = "_ROW_ID"
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
@@ -56,7 +56,7 @@ def columns_requested(options: Options) -> bool:
     return bool(options.get(COLUMNS_OPTION))
 
 
-def with_row_tracking_columns(table: Table, schema: pa.Schema) -> pa.Schema:
+def with_row_tracking_columns(table: FileStore, schema: pa.Schema) -> pa.Schema:
     """A read schema with `_ROW_ID` and `_SEQUENCE_NUMBER` appended when the read asks for them
     (`paimon_ds.row-tracking-columns`); refused on a table without row tracking."""
     if not columns_requested(table.options):
@@ -87,7 +87,7 @@ def check_table(schema: TableSchema, options: Options) -> None:
         raise OptionError(f"column(s) {clash} clash with the row-tracking system columns {list(SYSTEM_COLUMNS)}")
 
 
-def refuse_row_level_change(table: Table, what: str) -> None:
+def refuse_row_level_change(table: FileStore, what: str) -> None:
     """Row-level changes rewrite files copy-on-write, which would give the rewritten rows new row ids."""
     if row_tracking_enabled(table.options):
         raise OptionError(f"{what} on a row-tracking table (row-tracking.enabled) is not supported by this version "

@@ -38,7 +38,7 @@ from .snapshot import Snapshot
 from .types import DataField, DataType
 
 if TYPE_CHECKING:
-    from .table import Table
+    from .store import FileStore
 
 _TS = pa.timestamp("ms")
 
@@ -114,7 +114,7 @@ def system_table_schema(name: str) -> pa.Schema:
     return SCHEMAS[normalize_name(name)]
 
 
-def system_table(table: Table, name: str) -> pa.Table:
+def system_table(table: FileStore, name: str) -> pa.Table:
     """The system table ``name`` (one of SYSTEM_TABLES, with or without the leading ``$``) of ``table``."""
     key = normalize_name(name)
     rows = _BUILDERS[key](table)
@@ -128,7 +128,7 @@ def _local_time(millis: int) -> dt.datetime:
     return dt.datetime.fromtimestamp(seconds).replace(microsecond=ms * 1000)
 
 
-def _snapshots(table: Table) -> list[dict[str, Any]]:
+def _snapshots(table: FileStore) -> list[dict[str, Any]]:
     sm = table.snapshot_manager
     rows = []
     for s in sm.readable_snapshots():  # a damaged old snapshot is left out with a warning
@@ -148,7 +148,7 @@ def _flat_json(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
-def _schemas(table: Table) -> list[dict[str, Any]]:
+def _schemas(table: FileStore) -> list[dict[str, Any]]:
     manager = table.schema_manager
     rows = []
     for sid in manager.list_ids():
@@ -161,11 +161,11 @@ def _schemas(table: Table) -> list[dict[str, Any]]:
     return rows
 
 
-def _latest_schema(table: Table) -> TableSchema:
+def _latest_schema(table: FileStore) -> TableSchema:
     return table.schema_manager.latest() or table.table_schema
 
 
-def _options(table: Table) -> list[dict[str, Any]]:
+def _options(table: FileStore) -> list[dict[str, Any]]:
     return [{"key": k, "value": v} for k, v in _latest_schema(table).options.items()]
 
 
@@ -199,7 +199,7 @@ def _duration_text(value: Any) -> str | None:
     return out
 
 
-def _tags(table: Table) -> list[dict[str, Any]]:
+def _tags(table: FileStore) -> list[dict[str, Any]]:
     rows = []
     for name in table.snapshot_manager.tag_names():  # the tags of the table's branch
         tag: Snapshot = table.snapshot_manager.tag(name)
@@ -212,7 +212,7 @@ def _tags(table: Table) -> list[dict[str, Any]]:
     return rows
 
 
-def _branches(table: Table) -> list[dict[str, Any]]:
+def _branches(table: FileStore) -> list[dict[str, Any]]:
     """Branches other than main. create_time: when the branch's first schema file was written (Paimon shows its
     directory's modification time, which object stores do not keep)."""
     manager = table.branch_manager()
@@ -227,11 +227,11 @@ def _branches(table: Table) -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------- manifests and data files
-def _snapshot(table: Table) -> Snapshot | None:
+def _snapshot(table: FileStore) -> Snapshot | None:
     return table.snapshot_to_read()
 
 
-def _manifest_metas(table: Table, snapshot: Snapshot, changelog: bool) -> list[ManifestFileMeta]:
+def _manifest_metas(table: FileStore, snapshot: Snapshot, changelog: bool) -> list[ManifestFileMeta]:
     ml = ManifestList(table.io, table.root)
     lists = [snapshot.base_manifest_list, snapshot.delta_manifest_list]
     if changelog and snapshot.changelog_manifest_list:
@@ -239,7 +239,7 @@ def _manifest_metas(table: Table, snapshot: Snapshot, changelog: bool) -> list[M
     return [m for name in lists for m in ml.read(name)]
 
 
-def _manifests(table: Table) -> list[dict[str, Any]]:
+def _manifests(table: FileStore) -> list[dict[str, Any]]:
     snapshot = _snapshot(table)
     if snapshot is None:
         return []
@@ -251,7 +251,7 @@ def _manifests(table: Table) -> list[dict[str, Any]]:
 class _Files:
     """The live data files of the snapshot a table reads, with their partitions decoded once."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: FileStore) -> None:
         self.table = table
         self.schema = _latest_schema(table)
         self.partition_types = [f.type for f in self.schema.partition_fields]
@@ -297,7 +297,7 @@ def _creation_time(f: DataFileMeta) -> dt.datetime | None:
     return t.replace(microsecond=t.microsecond // 1000 * 1000)
 
 
-def _files(table: Table) -> list[dict[str, Any]]:
+def _files(table: FileStore) -> list[dict[str, Any]]:
     files = _Files(table)
     schemas: dict[int, TableSchema] = {files.schema.id: files.schema}
 
@@ -364,7 +364,7 @@ def _value_stats(f: DataFileMeta, file_schema: TableSchema, current: Sequence[Da
     return nulls, mins, maxs
 
 
-def _group(table: Table, by_bucket: bool) -> list[dict[str, Any]]:
+def _group(table: FileStore, by_bucket: bool) -> list[dict[str, Any]]:
     """Paimon's PartitionEntry / BucketEntry: live files summed per partition (and bucket)."""
     files = _Files(table)
     acc: dict[tuple, list[Any]] = defaultdict(lambda: [0, 0, 0, None])
@@ -387,7 +387,7 @@ def _group(table: Table, by_bucket: bool) -> list[dict[str, Any]]:
     return rows
 
 
-_BUILDERS: dict[str, Callable[[Table], list[dict[str, Any]]]] = {
+_BUILDERS: dict[str, Callable[[FileStore], list[dict[str, Any]]]] = {
     "snapshots": _snapshots, "schemas": _schemas, "options": _options, "files": _files, "manifests": _manifests,
     "partitions": lambda t: _group(t, by_bucket=False), "buckets": lambda t: _group(t, by_bucket=True),
     "tags": _tags, "branches": _branches,
@@ -477,7 +477,7 @@ class InspectTable:
     no data file is read. Those that read one snapshot (files, manifests, partitions, buckets) read the table's
     latest, or the one a time-travel load names (`Table.load(path, {"scan.snapshot-id": "3"})`)."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: FileStore) -> None:
         self._table = table
 
     def snapshots(self) -> pa.Table:

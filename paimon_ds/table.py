@@ -13,7 +13,6 @@ from .branch import (
     MAIN_BRANCH,
     BranchError,
     BranchManager,
-    branch_path,
     latest_branch_schema,
     load_branch_schema,
     normalize_branch,
@@ -34,7 +33,7 @@ from .operation.row_level import update as update_rows
 from .operation.row_level import upsert as upsert_rows
 from .operation.scan import TableScan
 from .operation.write import TableWrite
-from .options import READ, OptionError, Options, check_job_options, check_supported, table_options, validate
+from .options import READ, OptionError, Options, check_supported, table_options, validate
 from .predicate import Predicate
 from .read_api import TIME_TRAVEL_KEYS, Scan, time_travel_options
 from .schema import SchemaManager, TableNotFound, TableSchema
@@ -42,32 +41,32 @@ from .schema_checks import check_writable
 from .schema_merge import commit_merged_schema
 from .snapshot import Snapshot, SnapshotManager
 from .storage import split_storage
+from .store import FileStore, StoreField
 from .system_tables import InspectTable
 from .types import SchemaError, fields_from_arrow, same_type_ignoring_nullability
 
-# Old schemas of tables, per process (Spark reuses Python workers). The key includes the latest schema's creation
-# time: a table dropped and created again at the same path gets new entries.
-_old_schemas: dict[tuple[str, int, int], TableSchema] = {}
-
 
 class Table:
+    """The facade of one Paimon table: opens it, and builds the scans, reads, writes and commits of its store
+    (`table.store`, a FileStore: the path, FileIO, schema, options, branch and managers below `operation/`)."""
+
     def __init__(self, path: str, schema: TableSchema, dynamic_options: Mapping[str, str] | None = None,
                  storage_options: dict[str, Any] | None = None, io: FileIO | None = None) -> None:
-        self.path = path
-        self.io = io or FileIO(path, storage_options)
-        self.root = self.io.root  # data files, manifests and index files: shared by every branch
-        self.storage_options = storage_options
-        self.table_schema = schema
-        self.dynamic_options = dict(dynamic_options or {})
-        # the one place per-job options overlay the stored ones: every load, read and write passes here
-        check_job_options(schema.options, self.dynamic_options, schema.primary_keys, schema.partition_keys)
-        self.options = Options(schema.options).with_overrides(self.dynamic_options)
-        # the branch read and written (option `branch`): its own schema/, snapshot/ and tag/ directories
-        self.branch = normalize_branch(self.dynamic_options.get("branch"))
-        self.branch_root = branch_path(self.root, self.branch)
-        self.schema_manager = SchemaManager(self.io, self.branch_root)
-        self.snapshot_manager = SnapshotManager(self.io, self.branch_root)
+        self.store = FileStore(path, schema, dynamic_options, storage_options, io)
         self._fallback: tuple[Table | None] | None = None  # (fallback table,) once loaded
+
+    # the store's metadata, as the facade's callers read it
+    path = StoreField[str]()
+    io = StoreField[FileIO]()
+    root = StoreField[str]()
+    storage_options = StoreField["dict[str, Any] | None"]()
+    table_schema = StoreField[TableSchema]()
+    dynamic_options = StoreField["dict[str, str]"]()
+    options = StoreField[Options]()
+    branch = StoreField[str]()
+    branch_root = StoreField[str]()
+    schema_manager = StoreField[SchemaManager]()
+    snapshot_manager = StoreField[SnapshotManager]()
 
     # ------------------------------------------------------------------ opening
     @staticmethod
@@ -176,15 +175,15 @@ class Table:
     # ------------------------------------------------------------------ properties
     @property
     def is_created(self) -> bool:
-        return bool(self.schema_manager.list_ids())
+        return self.store.is_created
 
     @property
     def bucket(self) -> int:
-        return self.options.get("bucket")
+        return self.store.bucket
 
     @property
     def partition_keys(self) -> list[str]:
-        return list(self.table_schema.partition_keys)
+        return self.store.partition_keys
 
     def schema(self) -> TableSchema:
         """The table's current schema: fields (name, type, id), primary_keys, partition_keys, options, id;
@@ -196,7 +195,7 @@ class Table:
         """The table's metadata as Arrow tables, one method per system table (as pyiceberg's `tbl.inspect`):
         snapshots(), schemas(), options(), files(), manifests(), partitions(), buckets(), tags(), branches(),
         consumers()."""
-        return InspectTable(self)
+        return InspectTable(self.store)
 
     def version(self) -> int | None:
         """The id of the table's current snapshot (the one a scan reads), None before the first commit
@@ -205,14 +204,11 @@ class Table:
         return snapshot.id if snapshot is not None else None
 
     def arrow_schema(self) -> pa.Schema:
-        try:
-            return self.table_schema.arrow_schema()
-        except SchemaError as e:  # a type paimon_ds cannot read or write: say which table
-            raise SchemaError(f"Paimon table {self.path}: {e}") from None
+        return self.store.arrow_schema()
 
     def branch_manager(self) -> BranchManager:
         """The table's branches, seen from this table's branch (fast_forward moves it; create takes its tags)."""
-        return BranchManager(self.io, self.root, self.branch)
+        return self.store.branch_manager()
 
     def fallback_table(self) -> Table | None:
         """The branch `scan.fallback-branch` names, as a batch read of this table sees it (its partitions that
@@ -223,29 +219,14 @@ class Table:
 
     def schema_by_id(self, schema_id: int) -> TableSchema:
         """The schema a file or snapshot was written under (older ones read once per process)."""
-        if schema_id == self.table_schema.id:
-            return self.table_schema
-        key = (self.schema_manager.dir, schema_id, self.table_schema.time_millis)
-        if key not in _old_schemas:
-            _old_schemas[key] = self.schema_manager.schema(schema_id)
-        return _old_schemas[key]
+        return self.store.schema_by_id(schema_id)
 
     def latest_snapshot(self) -> Snapshot | None:
-        return self.snapshot_manager.latest()
+        return self.store.latest_snapshot()
 
     def snapshot_to_read(self) -> Snapshot | None:
         """The snapshot a scan reads: latest, or the one time-travel options name."""
-        sm = self.snapshot_manager
-        sid = self.options.get("scan.snapshot-id")
-        if sid is not None:
-            return sm.snapshot(sid)
-        tag = self.options.get("scan.tag-name")
-        if tag is not None:
-            return sm.tag(tag)
-        ts = self.options.get("scan.timestamp-millis")
-        if ts is not None:
-            return sm.at_or_before(ts)
-        return sm.latest()
+        return self.store.snapshot_to_read()
 
     # ------------------------------------------------------------------ operations
     def reload(self, options: Mapping[str, str] | None = None) -> Table:

@@ -1,7 +1,8 @@
 """The package's layering, checked on its source: imports go one way (down), with no cycle among paimon_ds's
-modules counting imports inside functions (only `if TYPE_CHECKING:` imports, which never run, are left out); no
-private name (`_x`) is imported from another module; and an import inside a function only puts off loading an
-optional, heavy dependency, with a comment saying so."""
+modules counting imports inside functions and `if TYPE_CHECKING:` imports (a type named is a dependency too); no
+module below `operation/` imports the Table facade (they take the FileStore, `paimon_ds.store`); no private name
+(`_x`) is imported from another module; and an import inside a function only puts off loading an optional, heavy
+dependency, with a comment saying so."""
 
 from __future__ import annotations
 
@@ -30,18 +31,22 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skipped
 
 
-def _imports(modules: dict[str, Path]) -> tuple[dict[str, set[str]], list[tuple[str, str, str]]]:
-    """module -> the paimon_ds modules it imports (anywhere in its body); and (module, from, name) of every private
-    name imported from another module."""
-    edges: dict[str, set[str]] = defaultdict(set)
+Edges = dict[str, set[str]]
+
+
+def _imports(modules: dict[str, Path]) -> tuple[Edges, list[tuple[str, str, str]], Edges]:
+    """module -> the paimon_ds modules it imports (anywhere in its body, `if TYPE_CHECKING:` blocks included);
+    (module, from, name) of every private name imported from another module; and module -> the modules it imports
+    only for typing (its edges under `if TYPE_CHECKING:` that no import run at run time gives)."""
+    edges: Edges = defaultdict(set)
+    at_run_time: Edges = defaultdict(set)
     private = []
     for name, path in modules.items():
         tree = ast.parse(path.read_text())
         package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-        skipped = _type_checking_nodes(tree)
+        typing_only = _type_checking_nodes(tree)
         for node in ast.walk(tree):
-            if id(node) in skipped:
-                continue
+            targets = at_run_time[name] if id(node) not in typing_only else set()
             if isinstance(node, ast.ImportFrom):
                 base = package[:len(package) - node.level + 1] if node.level else []
                 source = ".".join(base + ([node.module] if node.module else []))
@@ -50,12 +55,16 @@ def _imports(modules: dict[str, Path]) -> tuple[dict[str, set[str]], list[tuple[
                 for alias in node.names:
                     target = f"{source}.{alias.name}"
                     edges[name].add(target if target in modules else source)
+                    targets.add(target if target in modules else source)
                     if alias.name.startswith("_") and not alias.name.startswith("__") and source != name:
                         private.append((name, source, alias.name))
             elif isinstance(node, ast.Import):
                 edges[name].update(a.name for a in node.names if a.name in modules)
+                targets.update(a.name for a in node.names if a.name in modules)
         edges[name].discard(name)
-    return edges, private
+        at_run_time[name].discard(name)
+    typing_only_edges = {m: targets - at_run_time[m] for m, targets in edges.items() if targets - at_run_time[m]}
+    return edges, private, typing_only_edges
 
 
 def _cycles(edges: dict[str, set[str]], nodes: list[str]) -> list[list[str]]:
@@ -100,16 +109,115 @@ def _cycles(edges: dict[str, set[str]], nodes: list[str]) -> list[list[str]]:
     return out
 
 
+# The facade and what stands above `operation/`: everything else is below it, takes the FileStore, and never imports
+# the facade nor an operation (a new module is below by default).
+FACADE = "paimon_ds.table"
+ABOVE_OPERATION = ("paimon_ds.operation", FACADE, "paimon_ds.read_api", "paimon_ds.lazy", "paimon_ds.catalog",
+                   "paimon_ds.procedures", "paimon_ds.demo", "paimon_ds.cli", "paimon_ds.spark")
+
+
+def _below_operation(module: str) -> bool:
+    return module != "paimon_ds" and not any(module == a or module.startswith(a + ".") for a in ABOVE_OPERATION)
+
+
+# Left to do (issue 35): `operation/`'s modules, read_api and lazy still name the facade for typing (their
+# `table` is a Table, whose new_scan/new_read/new_commit/reload they call), and a few modules name, for typing
+# only, a class of a module that imports them (scan's Split, fallback's TableScan/TableRead, lazy's Scan). These
+# typing-only edges are the loops the cycle check lets through; each is listed, and the list shrinks as those
+# modules take the store (a listed edge that is gone, or that an import at run time gives, fails the test).
+FACADE_TYPING_USERS = ("paimon_ds.operation", "paimon_ds.read_api", "paimon_ds.lazy")
+TYPING_LOOPS = {("paimon_ds.operation.evolution", "paimon_ds.operation.scan"),
+                ("paimon_ds.operation.fallback", "paimon_ds.operation.scan"),
+                ("paimon_ds.operation.fallback", "paimon_ds.operation.read"),
+                ("paimon_ds.lazy", "paimon_ds.read_api")}
+
+
+def _tolerated(edges: Edges, typing_only: Edges, loops: set[tuple[str, str]] = frozenset()) -> Edges:
+    """The edges without the typing-only ones from FACADE_TYPING_USERS to the facade and those in ``loops``."""
+    def allowed(module: str, target: str) -> bool:
+        if target not in typing_only.get(module, ()):
+            return False
+        return (module, target) in loops or target == FACADE and any(
+            module == u or module.startswith(u + ".") for u in FACADE_TYPING_USERS)
+    return {m: {t for t in targets if not allowed(m, t)} for m, targets in edges.items()}
+
+
+def _describe(edges: Edges, cycles: list[list[str]]) -> str:
+    return "\n".join(f"  {c}: " + "; ".join(f"{m} -> {sorted(t for t in edges[m] if t in c)}" for m in c)
+                     for c in cycles)
+
+
 def test_no_import_cycle():
     modules = _modules()
-    edges, _ = _imports(modules)
-    cycles = _cycles(edges, sorted(modules))
-    assert cycles == [], "modules that import each other (directly or round a loop):\n" + "\n".join(
-        f"  {c}: " + "; ".join(f"{m} -> {sorted(t for t in edges[m] if t in c)}" for m in c) for c in cycles)
+    edges, _, typing_only = _imports(modules)
+    checked = _tolerated(edges, typing_only, TYPING_LOOPS)
+    cycles = _cycles(checked, sorted(modules))
+    assert cycles == [], "modules that import each other (directly or round a loop):\n" + _describe(checked, cycles)
+    assert sorted(e for e in TYPING_LOOPS if e[1] not in typing_only.get(e[0], ())) == [], \
+        "a listed typing loop is gone or is now a run-time import: take it off TYPING_LOOPS"
+
+
+def _facade_imports_below_operation(edges: Edges) -> list[str]:
+    """`module -> target` for every import (typing ones too) of a module below `operation/` that reaches the facade
+    or an operation."""
+    return sorted(f"{m} -> {t}" for m, targets in edges.items() if _below_operation(m)
+                  for t in targets if not _below_operation(t) and t != "paimon_ds")
+
+
+def _names_the_facade(path: Path) -> bool:
+    """Whether the module's code uses the name `Table` (an import, annotation or call; `pa.Table` is another)."""
+    tree = ast.parse(path.read_text())
+    return any(isinstance(n, ast.Name) and n.id == "Table" or isinstance(n, ast.alias) and
+               (n.asname or n.name) == "Table" for n in ast.walk(tree))
+
+
+def test_nothing_below_operation_imports_the_facade():
+    modules = _modules()
+    edges, _, _ = _imports(modules)
+    assert _facade_imports_below_operation(edges) == []
+    assert sorted(m for m, path in modules.items() if _below_operation(m) and _names_the_facade(path)) == []
+    # the line is where it should be: the store and the layers it serves are below, the facade above
+    assert all(_below_operation(f"paimon_ds.{m}") for m in (
+        "store", "io.data_files", "mergetree.writer", "index.hash_index", "deletionvectors.maintainer",
+        "external_paths", "system_tables", "row_tracking", "consumer", "format.parquet_file", "manifest.files"))
+    assert not any(_below_operation(m) for m in (FACADE, "paimon_ds.operation.scan", "paimon_ds.spark.source"))
+
+
+def test_checker_finds_a_facade_import_below_operation(tmp_path: Path):
+    # the checker itself, on a synthetic package: a `TYPE_CHECKING` import of the facade in mergetree is reported
+    # (and makes a loop with the facade's run-time import of it); the same import in an operation is a typing
+    # edge the cycle check tolerates for now; a store import is fine
+    package = tmp_path / "paimon_ds"
+    for rel, text in {
+        "__init__.py": "",
+        "store.py": "class FileStore: ...\n",
+        "table.py": "from .mergetree.writer import Writer\nfrom .operation.scan import Scan\n",
+        "operation/__init__.py": "",
+        "operation/scan.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..table import Table\n",
+        "mergetree/__init__.py": "",
+        "mergetree/writer.py": "from typing import TYPE_CHECKING\nfrom ..store import FileStore\n"
+                               "if TYPE_CHECKING:\n    from ..table import Table\n",
+    }.items():
+        (package / rel).parent.mkdir(parents=True, exist_ok=True)
+        (package / rel).write_text(text)
+    modules = {".".join(p.relative_to(tmp_path).with_suffix("").parts).removesuffix(".__init__"): p
+               for p in package.rglob("*.py")}
+    edges, _, typing_only = _imports(modules)
+    assert _facade_imports_below_operation(edges) == ["paimon_ds.mergetree.writer -> paimon_ds.table"]
+    assert typing_only == {"paimon_ds.mergetree.writer": {FACADE}, "paimon_ds.operation.scan": {FACADE}}
+    assert _names_the_facade(package / "mergetree" / "writer.py")
+    assert not _names_the_facade(package / "store.py")
+    assert _cycles(_tolerated(edges, typing_only), sorted(modules)) == [["paimon_ds.mergetree.writer", FACADE]]
+    # without the mergetree import, only the tolerated typing edge of the operation remains: no loop
+    (package / "mergetree" / "writer.py").write_text("from ..store import FileStore\n")
+    edges, _, typing_only = _imports(modules)
+    assert _facade_imports_below_operation(edges) == []
+    assert _cycles(_tolerated(edges, typing_only), sorted(modules)) == []
+    assert _cycles(edges, sorted(modules)) == [["paimon_ds.operation.scan", FACADE]]  # counted as an edge
 
 
 def test_no_private_name_crosses_a_module():
-    _, private = _imports(_modules())
+    _, private, _ = _imports(_modules())
     assert private == []
 
 

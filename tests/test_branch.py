@@ -405,13 +405,13 @@ def test_branch_system_tables_and_streaming_reads(branched):
     from paimon_ds.system_tables import system_table
     path = branched
     procedures.create_tag(Table.load(path, {"branch": "b1"}), "bt")
-    got = system_table(Table.load(path), "branches").to_pylist()
+    got = system_table(Table.load(path).store, "branches").to_pylist()
     assert [r["branch_name"] for r in got] == ["b1", "empty"]
     assert all(abs(r["create_time"].timestamp() - time.time()) < 600 for r in got)
-    assert [r["tag_name"] for r in system_table(Table.load(path), "tags").to_pylist()] == ["t1"]
-    assert [r["tag_name"] for r in system_table(Table.load(path, {"branch": "b1"}), "tags").to_pylist()] == [
+    assert [r["tag_name"] for r in system_table(Table.load(path).store, "tags").to_pylist()] == ["t1"]
+    assert [r["tag_name"] for r in system_table(Table.load(path, {"branch": "b1"}).store, "tags").to_pylist()] == [
         "bt", "t1"]
-    assert [r["snapshot_id"] for r in system_table(Table.load(path, {"branch": "b1"}), "snapshots")
+    assert [r["snapshot_id"] for r in system_table(Table.load(path, {"branch": "b1"}).store, "snapshots")
             .to_pylist()] == [1, 2]
     # a stream of the branch: its full state at its first snapshot, then its own commits
     write(path, [("e", 5, "b1-5")], branch="b1")

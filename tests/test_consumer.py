@@ -57,7 +57,7 @@ def age(path: str, consumer_id: str, seconds: float) -> None:
 # ------------------------------------------------------------------ the file
 def test_the_file_is_what_java_writes_and_replaced_whole(tmp_path):
     path = table_with(tmp_path, 1)
-    consumers = ConsumerManager.of(Table.load(path))
+    consumers = ConsumerManager.of(Table.load(path).store)
     assert consumers.consumer("job-1") is None and consumers.consumers() == {} and consumers.min_next_snapshot() is None
     consumers.reset("job-1", 3)
     consumers.reset("job-0", 7)
@@ -70,7 +70,7 @@ def test_the_file_is_what_java_writes_and_replaced_whole(tmp_path):
     # Java ignores unknown fields, and so do we; a hidden file (a write in flight) is no consumer
     (Path(path) / "consumer" / "consumer-flink").write_text('{"nextSnapshot": 4, "extra": "x"}')
     (Path(path) / "consumer" / ".consumer-job-9.0123456789abcdef0123456789abcdef.tmp").write_text("{")
-    assert consumers.consumers() == {"flink": 4, "job-0": 7, "job-1": 5} and protected_from(Table.load(path)) == 4
+    assert consumers.consumers() == {"flink": 4, "job-0": 7, "job-1": 5} and protected_from(Table.load(path).store) == 4
     consumers.delete("flink")
     consumers.delete("never-was")
     assert consumers.consumers() == {"job-0": 7, "job-1": 5}
@@ -79,7 +79,7 @@ def test_the_file_is_what_java_writes_and_replaced_whole(tmp_path):
 
 def test_bad_ids_and_files_are_refused(tmp_path, monkeypatch):
     path = table_with(tmp_path, 1)
-    consumers = ConsumerManager.of(Table.load(path))
+    consumers = ConsumerManager.of(Table.load(path).store)
     for bad in ("", "a/b"):
         with pytest.raises(ConsumerError):
             consumers.reset(bad, 1)
@@ -98,7 +98,7 @@ def test_bad_ids_and_files_are_refused(tmp_path, monkeypatch):
 
 def test_clear_takes_whole_id_regular_expressions(tmp_path):
     path = table_with(tmp_path, 1)
-    consumers = ConsumerManager.of(Table.load(path))
+    consumers = ConsumerManager.of(Table.load(path).store)
 
     def reset_all() -> None:
         for consumer_id in ("myid", "myid1", "myid12", "other"):
@@ -120,7 +120,7 @@ def test_clear_takes_whole_id_regular_expressions(tmp_path):
 def test_expire_snapshots_keeps_every_snapshot_from_the_slowest_consumer_on(tmp_path):
     path = table_with(tmp_path, 8)
     table = Table.load(path)
-    consumers = ConsumerManager.of(table)
+    consumers = ConsumerManager.of(table.store)
     consumers.reset("fast", 7)
     consumers.reset("slow", 4)
     # retain_max 1 would leave snapshot 8 alone: the slow consumer still reads 4 and on
@@ -140,7 +140,7 @@ def test_expire_snapshots_keeps_every_snapshot_from_the_slowest_consumer_on(tmp_
 def test_stale_consumers_expire_first_after_each_commit(tmp_path):
     assert after_commit.STEPS[0][0] == "consumer expiry"  # before snapshot expiry, as TableCommitImpl.expire
     path = table_with(tmp_path, 3)
-    consumers = ConsumerManager.of(Table.load(path))
+    consumers = ConsumerManager.of(Table.load(path).store)
     for consumer_id in ("gone", "alive"):
         consumers.reset(consumer_id, 2)
     age(path, "gone", 7200)
@@ -153,7 +153,7 @@ def test_stale_consumers_expire_first_after_each_commit(tmp_path):
     procedures.reset_consumer(path, "gone", 2)
     age(path, "gone", 120)
     table = Table.load(path, {"consumer.expiration-time": "1 min"})
-    assert expire_consumers(table) == ["alive", "gone"] and consumers.ids() == []
+    assert expire_consumers(table.store) == ["alive", "gone"] and consumers.ids() == []
 
 
 # ------------------------------------------------------------------ streaming scans
@@ -168,14 +168,14 @@ def test_a_stream_starts_at_its_consumer_unless_told_to_ignore_it(tmp_path):
     assert StreamScan(Table.load(path, ignoring)).initial_position() == StreamPosition(5, full=True)
     assert StreamScan(Table.load(path)).initial_position() == StreamPosition(5, full=True)  # no consumer-id
     expire_snapshots(Table.load(path), retain_min=1, retain_max=1)  # keeps 3, 4, 5 for the consumer
-    ConsumerManager.of(Table.load(path)).reset("job", 1)  # behind the earliest: from the earliest
+    ConsumerManager.of(Table.load(path).store).reset("job", 1)  # behind the earliest: from the earliest
     assert StreamScan(Table.load(path, with_id)).initial_position() == StreamPosition(3)
 
 
 def test_progress_is_the_snapshot_whose_delta_comes_next(tmp_path, monkeypatch):
     path = table_with(tmp_path, 3)
     scan = StreamScan(Table.load(path, {"consumer-id": "job"}))
-    consumers = ConsumerManager.of(Table.load(path))
+    consumers = ConsumerManager.of(Table.load(path).store)
     scan.record_progress(StreamPosition(3, full=True))  # the starting full scan is no delta: nothing recorded
     scan.record_progress(StreamPosition(3, full=True, index=1))
     assert consumers.consumers() == {}
@@ -225,12 +225,12 @@ def test_exactly_once_batches_take_whole_snapshots(tmp_path):
 # ------------------------------------------------------------------ $consumers, procedures, command line
 def test_consumers_system_table_and_procedures(tmp_path):
     path = table_with(tmp_path, 3)
-    empty = system_table(Table.load(path), "$consumers")
+    empty = system_table(Table.load(path).store, "$consumers")
     assert empty.num_rows == 0 and empty.schema == pa.schema([pa.field("consumer_id", pa.string(), False),
                                                               pa.field("next_snapshot_id", pa.int64(), False)])
     procedures.reset_consumer(path, "b", 3)
     procedures.reset_consumer(path, "a", 1)
-    assert system_table(Table.load(path), "consumers").to_pylist() == [
+    assert system_table(Table.load(path).store, "consumers").to_pylist() == [
         {"consumer_id": "a", "next_snapshot_id": 1}, {"consumer_id": "b", "next_snapshot_id": 3}]
     assert procedures.list_consumers(path) == {"a": 1, "b": 3}
     with pytest.raises(SnapshotNotFound):  # Paimon 1.x: the snapshot must exist

@@ -208,7 +208,7 @@ def test_damaged_old_snapshot_is_skipped_by_listings(tmp_path):
         warnings.simplefilter("error")
         assert [h["snapshot_id"] for h in table.history(limit=1)] == [3]  # the damaged file is not even read
     with pytest.warns(SkippedFileWarning):
-        assert system_table(table, "snapshots").column("snapshot_id").to_pylist() == [1, 3]
+        assert system_table(table.store, "snapshots").column("snapshot_id").to_pylist() == [1, 3]
     with pytest.warns(SkippedFileWarning):
         doc, _ = describe(table)
     assert [s["id"] for s in doc["snapshots"]] == [1, 3]

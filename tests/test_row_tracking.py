@@ -260,7 +260,7 @@ def test_row_tracking_columns_need_a_row_tracking_table(table_path: str) -> None
     from paimon_ds.row_tracking import with_row_tracking_columns
     t = Table.load(table_path, COLUMNS)
     with pytest.raises(OptionError, match="row-tracking.enabled is not true"):
-        with_row_tracking_columns(t, t.arrow_schema())
+        with_row_tracking_columns(t.store, t.arrow_schema())
 
 
 def test_manifest_entries_carry_first_row_id(table_path: str) -> None:

@@ -56,7 +56,7 @@ def write_table(path: str) -> tuple[Table, int]:
             for level, ids_, kinds, seq0 in ([(5, ids, np.zeros(len(ids), np.int8), 0)]
                                              + ([(0, ids[:2000], np.repeat(np.int8([DELETE, 0]), 1000), per_bucket)]
                                                 if bucket == 0 and len(ids) >= 2000 else [])):
-                writer = KeyValueFileWriter(table, directory, namer, level=level)
+                writer = KeyValueFileWriter(table.store, directory, namer, level=level)
                 chunks = (layout.to_kv(pa.table([pa.array(np.full(len(c), pt, np.int32)), pa.array(c), pa.array(c)],
                                                  schema=SCHEMA),
                                        np.arange(s, s + len(c), dtype=np.int64) + seq0, kinds[s:s + len(c)])

@@ -60,7 +60,7 @@ def pk_table(tmp_path_factory) -> tuple[str, dt.datetime, dt.datetime]:
 
 
 def rows(path: str, name: str, **options: str) -> list[dict]:
-    t = system_table(Table.load(path, options), name)
+    t = system_table(Table.load(path, options).store, name)
     assert t.schema == SCHEMAS[name.lstrip("$")]
     return t.to_pylist()
 
@@ -201,10 +201,10 @@ def test_append_table_and_empty_table(tmp_path):
     schema = pa.schema([("k", pa.int32()), ("name", pa.string())])
     table = catalog.create_table("db.logs", schema, options={"file.format": "parquet"})
     for name in SYSTEM_TABLES:
-        got = system_table(table, name)
+        got = system_table(table.store, name)
         assert got.schema == SCHEMAS[name]
         assert got.num_rows == {"schemas": 1, "options": 1}.get(name, 0), name
-    assert system_table(table, "options").to_pylist() == [{"key": "file.format", "value": "parquet"}]
+    assert system_table(table.store, "options").to_pylist() == [{"key": "file.format", "value": "parquet"}]
 
     for batch in ([1, 2, None], [7, 8]):
         t = Table.for_write(table.path, schema)
@@ -212,7 +212,7 @@ def test_append_table_and_empty_table(tmp_path):
         names = [None if x is None else f"n{x}" for x in batch]
         w.write_arrow(pa.table({"k": pa.array(batch, pa.int32()), "name": names}))
         t.new_commit().commit(w.prepare_commit())
-    got = system_table(Table.load(table.path), "files").to_pylist()
+    got = system_table(Table.load(table.path).store, "files").to_pylist()
     assert [(r["partition"], r["bucket"], r["level"], r["record_count"], r["min_key"], r["max_key"],
              r["null_value_counts"], r["min_value_stats"], r["max_value_stats"]) for r in got] == [
         ("[]", 0, 0, 2, None, None, "{k=0, name=0}", "{k=7, name=n7}", "{k=8, name=n8}"),
@@ -221,13 +221,13 @@ def test_append_table_and_empty_table(tmp_path):
     # rows are ordered by partition, bucket, level, then sequence range: each append commit starts at 0
     assert [(r["min_sequence_number"], r["max_sequence_number"]) for r in got] == [(0, 1), (0, 2)]
     assert [(r["partition"], r["record_count"], r["file_count"]) for r in
-            system_table(Table.load(table.path), "partitions").to_pylist()] == [("[]", 5, 2)]
+            system_table(Table.load(table.path).store, "partitions").to_pylist()] == [("[]", 5, 2)]
 
 
 def test_unknown_system_table(pk_table):
     with pytest.raises(ValueError, match="unknown system table 'snapshot'.*snapshots, schemas, options, files, "
                                          "manifests, partitions, buckets, tags"):
-        system_table(Table.load(pk_table[0]), "snapshot")
+        system_table(Table.load(pk_table[0]).store, "snapshot")
 
 
 def test_values_render_as_paimon_shows_them():

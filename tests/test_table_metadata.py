@@ -43,7 +43,7 @@ def test_inspect_has_every_system_table_with_its_rows(table):
     for name in SYSTEM_TABLES:
         got = getattr(table.inspect, name)()
         assert got.num_rows > 0, name  # every one has rows here, so equality below says something
-        assert got.equals(system_table(table, name)), name
+        assert got.equals(system_table(table.store, name)), name
         assert got.schema == SCHEMAS[name]
         doc = getattr(InspectTable, name).__doc__
         assert all(column in doc for column in SCHEMAS[name].names), name
@@ -72,7 +72,7 @@ def test_inspect_rows(table):
 def test_inspect_of_a_time_travel_load_reads_that_snapshot(table):
     old = Table.load(table.path, {"scan.snapshot-id": "1"})
     assert old.version() == 1
-    assert old.inspect.files().equals(system_table(old, "files"))
+    assert old.inspect.files().equals(system_table(old.store, "files"))
     assert sorted(old.inspect.files().column("record_count").to_pylist()) == [1, 2]
 
 

@@ -34,7 +34,7 @@ from . import roaring
 from .roaring import RoaringFormatError
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 VERSION = 1
 MAGIC_32 = 1581511376
@@ -55,7 +55,7 @@ class DeletionFile:
     length: int
 
 
-def deletion_files(table: Table, partition: bytes, bucket: int,
+def deletion_files(table: FileStore, partition: bytes, bucket: int,
                    index_files: list[IndexFileMeta]) -> dict[str, DeletionFile]:
     """Data file name -> its deletion file, from the DELETION_VECTORS index files of a bucket."""
     out = {}
@@ -138,7 +138,7 @@ def serialize_vector(positions: np.ndarray) -> bytes:
     return struct.pack(">i", len(body)) + body + struct.pack(">I", zlib.crc32(body))
 
 
-def write_index_file(table: Table, partition: bytes, bucket: int, vectors: Mapping[str, np.ndarray],
+def write_index_file(table: FileStore, partition: bytes, bucket: int, vectors: Mapping[str, np.ndarray],
                      namer: IndexFileNamer) -> IndexFileMeta:
     """Write ``vectors`` (data file name -> deleted positions, in the order given) as one new index file of the
     bucket."""
@@ -157,7 +157,7 @@ def write_index_file(table: Table, partition: bytes, bucket: int, vectors: Mappi
     return IndexFileMeta(DELETION_VECTORS_INDEX, name, len(data), len(ranges), tuple(ranges), external)
 
 
-def dv_index_files(table: Table, snapshot) -> dict[tuple[bytes, int], list[IndexFileMeta]]:
+def dv_index_files(table: FileStore, snapshot) -> dict[tuple[bytes, int], list[IndexFileMeta]]:
     """(partition, bucket) -> its DELETION_VECTORS index files at ``snapshot``."""
     out: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
     if snapshot is None or not snapshot.index_manifest:

@@ -21,15 +21,15 @@ from ..manifest.meta import FileKind
 from .index_file import read_index_file, write_index_file
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 
-def dv_enabled(table: Table) -> bool:
+def dv_enabled(table: FileStore) -> bool:
     return table.options.get("deletion-vectors.enabled")
 
 
 class DeletionVectorsMaintainer:
-    def __init__(self, table: Table, partition: bytes, bucket: int, base: list[IndexFileMeta],
+    def __init__(self, table: FileStore, partition: bytes, bucket: int, base: list[IndexFileMeta],
                  namer: IndexFileNamer | None = None) -> None:
         self.table = table
         self.partition, self.bucket = partition, bucket
@@ -93,7 +93,7 @@ def drop_positions(chunks: Iterable, deleted: np.ndarray | None) -> Iterator:
             yield chunk
 
 
-def drop_vectors_of(table: Table, snapshot, removed: list) -> list:
+def drop_vectors_of(table: FileStore, snapshot, removed: list) -> list:
     """Index manifest changes that drop the deletion vectors of data files a commit removes (manifest
     entries ``removed``, as of ``snapshot``): each index file holding one is replaced by a new file with
     the rest of its vectors (none if no vector is left)."""

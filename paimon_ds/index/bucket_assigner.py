@@ -40,7 +40,7 @@ from .hash_index import read_hash_index
 from .manifest import HASH_INDEX, IndexManifestEntry, IndexManifestFile
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 # An int column with this name gives each row's bucket (assigned upstream, e.g. by the Spark shuffle).
 BUCKET_COLUMN = "_paimon_ds_bucket"
@@ -50,18 +50,18 @@ MAX_BUCKET_ID = 32767
 
 
 # ------------------------------------------------------------------------------------ table facts
-def is_dynamic_bucket(table: Table) -> bool:
+def is_dynamic_bucket(table: FileStore) -> bool:
     """Paimon's HASH_DYNAMIC: a primary key holding every partition key, and bucket = -1."""
     schema = table.table_schema
     return (bool(schema.primary_keys) and table.bucket == -1
             and all(k in schema.primary_keys for k in schema.partition_keys))
 
 
-def trimmed_primary_keys(table: Table) -> list[str]:
+def trimmed_primary_keys(table: FileStore) -> list[str]:
     return [k for k in table.table_schema.primary_keys if k not in table.table_schema.partition_keys]
 
 
-def _columns(table: Table, batch: pa.RecordBatch | pa.Table, names: list[str]) -> list[pa.Array]:
+def _columns(table: FileStore, batch: pa.RecordBatch | pa.Table, names: list[str]) -> list[pa.Array]:
     """The named columns in the table's Arrow types (input may come with other, castable types)."""
     out = []
     for name in names:
@@ -79,18 +79,18 @@ def _columns(table: Table, batch: pa.RecordBatch | pa.Table, names: list[str]) -
 _EMPTY_ROW_HASH = int(hash_rows(np.zeros(8, np.uint8), np.array([0, 8], np.int64))[0])
 
 
-def _hashes_of(table: Table, batch: pa.RecordBatch | pa.Table, names: list[str]) -> np.ndarray:
+def _hashes_of(table: FileStore, batch: pa.RecordBatch | pa.Table, names: list[str]) -> np.ndarray:
     if not names:
         return np.full(batch.num_rows, _EMPTY_ROW_HASH, dtype=np.int32)  # BinaryRow.EMPTY_ROW
     return row_hashes(_columns(table, batch, names), [table.table_schema.field(n).type for n in names])
 
 
-def key_hashes(table: Table, batch: pa.RecordBatch | pa.Table) -> np.ndarray:
+def key_hashes(table: FileStore, batch: pa.RecordBatch | pa.Table) -> np.ndarray:
     """Each row's trimmed primary key as a BinaryRow, its hashCode (int32): the hash index's unit."""
     return _hashes_of(table, batch, trimmed_primary_keys(table))
 
 
-def partition_hashes(table: Table, batch: pa.RecordBatch | pa.Table) -> np.ndarray:
+def partition_hashes(table: FileStore, batch: pa.RecordBatch | pa.Table) -> np.ndarray:
     """Each row's partition as a BinaryRow, its hashCode (int32)."""
     return _hashes_of(table, batch, list(table.table_schema.partition_keys))
 
@@ -120,21 +120,21 @@ def is_my_bucket(bucket: int, num_assigners: int, assign_id: int) -> bool:
     return bucket % num_assigners == assign_id % num_assigners
 
 
-def default_num_assigners(table: Table, num_channels: int) -> int:
+def default_num_assigners(table: FileStore, num_channels: int) -> int:
     """`dynamic-bucket.initial-buckets` capped by the channels, or the channels (Paimon 0.9's sink)."""
     n = table.options.get("dynamic-bucket.initial-buckets") or num_channels
     return min(n, num_channels)
 
 
-def target_row_num(table: Table) -> int:
+def target_row_num(table: FileStore) -> int:
     return table.options.get("dynamic-bucket.target-row-num")
 
 
-def max_buckets(table: Table) -> int:
+def max_buckets(table: FileStore) -> int:
     return table.options.get("dynamic-bucket.max-buckets")
 
 
-def snapshot_index_entries(table: Table, snapshot: Snapshot | None,
+def snapshot_index_entries(table: FileStore, snapshot: Snapshot | None,
                            index_type: str | None = HASH_INDEX) -> list[IndexManifestEntry]:
     """The index manifest entries of ``snapshot`` (of one type; None: all)."""
     if snapshot is None or not snapshot.index_manifest:
@@ -161,7 +161,7 @@ class PartitionIndex:
         self.target = target
 
     @staticmethod
-    def load(table: Table, entries: list[IndexManifestEntry], target: int, partition_hash_: int,
+    def load(table: FileStore, entries: list[IndexManifestEntry], target: int, partition_hash_: int,
              num_channels: int, num_assigners: int, assign_id: int) -> PartitionIndex:
         """From the partition's HASH index files: the hashes routed to this assigner, and the hash
         count of each bucket this assigner owns (PartitionIndex.loadIndex)."""
@@ -272,7 +272,7 @@ class DynamicBucketAssigner:
     Paimon's SimpleHashBucketAssigner).
     """
 
-    def __init__(self, table: Table, num_channels: int = 1, num_assigners: int | None = None, assign_id: int = 0,
+    def __init__(self, table: FileStore, num_channels: int = 1, num_assigners: int | None = None, assign_id: int = 0,
                  snapshot: Snapshot | int | None = None, overwrite: bool = False) -> None:
         if not is_dynamic_bucket(table):
             raise OptionError(f"{table.path} is not a dynamic-bucket table (bucket=-1 with a primary key "
@@ -341,7 +341,7 @@ class DynamicBucketAssigner:
         return out
 
 
-def partition_groups(table: Table, batch: pa.RecordBatch | pa.Table) -> Iterator[tuple[bytes, np.ndarray | None]]:
+def partition_groups(table: FileStore, batch: pa.RecordBatch | pa.Table) -> Iterator[tuple[bytes, np.ndarray | None]]:
     """(serialized partition, row indices in order) per partition of the batch; None: every row."""
     keys = list(table.table_schema.partition_keys)
     if not keys:

@@ -63,7 +63,7 @@ from .keys import KeySet, input_column
 
 if TYPE_CHECKING:
     from ..schema import TableSchema
-    from ..table import Table
+    from ..store import FileStore
 
 ROW_KIND_COLUMN = "_paimon_ds_row_kind"  # +I / -U / +U / -D of an output row
 KEY_COLUMN = "_paimon_ds_key"  # bootstrap batches: the serialized primary key
@@ -94,7 +94,7 @@ def needs_global_index(schema: TableSchema, bucket: int) -> bool:
     return bucket == -1 and is_cross_partition(schema)
 
 
-def index_ttl_seconds(table: Table) -> float | None:
+def index_ttl_seconds(table: FileStore) -> float | None:
     """``cross-partition-upsert.index-ttl`` in seconds: index entries older than it read as absent."""
     ttl_ms = table.options.get("cross-partition-upsert.index-ttl")
     return ttl_ms / 1000 if ttl_ms is not None else None
@@ -159,7 +159,7 @@ class CrossPartitionAssigner:
     ``process`` each batch of rows of this assigner's keys, then ``close()``. Not thread-safe.
     """
 
-    def __init__(self, table: Table, work_dir: str | None = None, num_assigners: int = 1, assign_id: int = 0, *,
+    def __init__(self, table: FileStore, work_dir: str | None = None, num_assigners: int = 1, assign_id: int = 0, *,
                  cache_bytes: int | None = None, row_kind_column: str | None = None,
                  bootstrap_buffer_bytes: int = 16 << 20, clock: Callable[[], float] = time.time) -> None:
         """``work_dir``: a local directory; the index lives in a new directory inside it that ``close()``

@@ -25,7 +25,7 @@ from .manifest import HASH_INDEX, IndexFileMeta
 from .paths import index_file_path, new_index_file_path
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 # hashes kept unsorted by a maintainer before they are deduplicated (bounds its memory)
 _PENDING_LIMIT = 1 << 20
@@ -39,7 +39,7 @@ class IndexFileNamer(FileNamer):
         super().__init__(job_prefix, "index", "")
 
 
-def write_hash_index(table: Table, partition: bytes, bucket: int, hashes: np.ndarray,
+def write_hash_index(table: FileStore, partition: bytes, bucket: int, hashes: np.ndarray,
                      namer: IndexFileNamer) -> IndexFileMeta:
     """Write ``hashes`` (int32) as a new HASH index file of the bucket; its IndexFileMeta (row count = hashes)."""
     name = namer.next()
@@ -49,7 +49,7 @@ def write_hash_index(table: Table, partition: bytes, bucket: int, hashes: np.nda
     return IndexFileMeta(HASH_INDEX, name, len(data), len(hashes), external_path=external)
 
 
-def read_hash_index(table: Table, partition: bytes, bucket: int, file: IndexFileMeta) -> np.ndarray:
+def read_hash_index(table: FileStore, partition: bytes, bucket: int, file: IndexFileMeta) -> np.ndarray:
     """The int32 hashes of the bucket's HASH index file ``file``."""
     if file.index_type != HASH_INDEX:
         raise ValueError(f"{file.file_name} is a {file.index_type} index, not a hash index")
@@ -75,7 +75,7 @@ def read_hash_file(io: FileIO, path: str) -> np.ndarray:
 class HashIndexMaintainer:
     """The keys one writer adds to one bucket of a dynamic-bucket table."""
 
-    def __init__(self, table: Table, partition: bytes, bucket: int, base: IndexFileMeta | None) -> None:
+    def __init__(self, table: FileStore, partition: bytes, bucket: int, base: IndexFileMeta | None) -> None:
         self.table = table
         self.partition, self.bucket = partition, bucket
         self.base = base  # the bucket's index file in the writer's base snapshot (None: no index yet)
@@ -112,7 +112,7 @@ def unique_sorted(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def merge_hashes(table: Table, partition: bytes, bucket: int, base: IndexFileMeta | None, added: np.ndarray,
+def merge_hashes(table: FileStore, partition: bytes, bucket: int, base: IndexFileMeta | None, added: np.ndarray,
                  namer: IndexFileNamer) -> IndexFileMeta | None:
     """A new full index file of the bucket: ``base``'s hashes and ``added``; None if ``base`` has them all."""
     old = read_hash_index(table, partition, bucket, base) if base is not None else np.empty(0, np.int32)

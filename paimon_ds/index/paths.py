@@ -20,18 +20,18 @@ from ..options import Options
 from .manifest import IndexFileMeta
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 IN_DATA_DIR = "index-file-in-data-file-dir"
 INDEX_DIR = "index"
 
 
-def in_data_dir(table: Table) -> bool:
+def in_data_dir(table: FileStore) -> bool:
     """Whether the table keeps its index files in the buckets' data directories (its stored option)."""
     return Options(table.table_schema.options).get(IN_DATA_DIR)
 
 
-def bucket_dir(table: Table, partition: bytes, bucket: int) -> str:
+def bucket_dir(table: FileStore, partition: bytes, bucket: int) -> str:
     """A bucket's data directory relative to the table (`k=v/bucket-N`), as its data files use it."""
     keys = table.table_schema.partition_keys
     if not keys:
@@ -41,7 +41,7 @@ def bucket_dir(table: Table, partition: bytes, bucket: int) -> str:
     return bucket_path(rel, bucket)
 
 
-def index_file_rel(table: Table, partition: bytes, bucket: int, meta: IndexFileMeta) -> str:
+def index_file_rel(table: FileStore, partition: bytes, bucket: int, meta: IndexFileMeta) -> str:
     """An index file's location relative to the table, or its full location when it lies outside the table."""
     if meta.external_path:
         fs, stripped, _ = table.io.locate(meta.external_path)
@@ -54,14 +54,14 @@ def index_file_rel(table: Table, partition: bytes, bucket: int, meta: IndexFileM
     return f"{INDEX_DIR}/{meta.file_name}"
 
 
-def index_file_path(table: Table, partition: bytes, bucket: int, meta: IndexFileMeta) -> str:
+def index_file_path(table: FileStore, partition: bytes, bucket: int, meta: IndexFileMeta) -> str:
     """Where an index file of the bucket ``(partition, bucket)`` is read (and deleted)."""
     if meta.external_path:
         return meta.external_path
     return f"{table.root}/{index_file_rel(table, partition, bucket, meta)}"
 
 
-def new_index_file_path(table: Table, partition: bytes, bucket: int, file_name: str) -> tuple[str, str | None]:
+def new_index_file_path(table: FileStore, partition: bytes, bucket: int, file_name: str) -> tuple[str, str | None]:
     """(where a new index file of the bucket is written, the `_EXTERNAL_PATH` its entry records, or None)."""
     if not in_data_dir(table):
         return f"{table.root}/{INDEX_DIR}/{file_name}", None

@@ -37,7 +37,7 @@ from .hash_index import read_hash_index
 from .manifest import IndexFileMeta
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 # Buckets a partition's first write spreads its keys over, without `dynamic-bucket.initial-buckets`. Paimon's
 # own connectors open one bucket per assigner (Spark: one per shuffle partition, 200 by default); one bucket
@@ -51,7 +51,7 @@ _SPACE = 1 << 32
 _CHUNK = 1 << 20
 
 
-def initial_buckets(table: Table) -> int:
+def initial_buckets(table: FileStore) -> int:
     return table.options.get("dynamic-bucket.initial-buckets") or DEFAULT_INITIAL_BUCKETS
 
 
@@ -93,7 +93,7 @@ class PartitionSnapshotIndex:
         self.bounds = (np.cumsum(room).astype(np.uint64) * np.uint64(_SPACE)) // np.uint64(int(room.sum()))
 
     @staticmethod
-    def load(table: Table, partition: bytes, files: dict[int, IndexFileMeta], target: int, initial: int,
+    def load(table: FileStore, partition: bytes, files: dict[int, IndexFileMeta], target: int, initial: int,
              max_buckets_: int) -> PartitionSnapshotIndex:
         """From the partition's HASH index files (bucket -> file) of the snapshot."""
         # one int64 per key, hash above bucket, filled in place file by file: one in-place sort orders the map
@@ -147,7 +147,7 @@ class SnapshotBucketAssigner:
 
     Only the partitions the task writes are loaded, and at most LOADED_HASHES_LIMIT keys of them at once."""
 
-    def __init__(self, table: Table, index_files: dict[tuple[bytes, int], IndexFileMeta]) -> None:
+    def __init__(self, table: FileStore, index_files: dict[tuple[bytes, int], IndexFileMeta]) -> None:
         self.table = table
         self.target = target_row_num(table)
         self.initial = initial_buckets(table)

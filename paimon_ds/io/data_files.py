@@ -20,7 +20,7 @@ from ..manifest.meta import DataFileMeta, FileSource
 from .names import DataFileNamer
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 # a write's row group of at least twice this many bytes (in memory) may go into several files encoded in parallel
 PARALLEL_FILE_BYTES = 64 << 20
@@ -37,7 +37,7 @@ class DataFileSink:
     codec are the table's for ``level`` (`file.format[.per.level]`, `file.compression[.per.level]`).
     """
 
-    def __init__(self, table: Table, directory: str, namer: DataFileNamer, schema: pa.Schema,
+    def __init__(self, table: FileStore, directory: str, namer: DataFileNamer, schema: pa.Schema,
                  level: int = 0, file_format: str | None = None) -> None:
         """``file_format``: this one instead of the table's for ``level`` (a postpone bucket's Avro)."""
         opts = table.options
@@ -81,7 +81,7 @@ class RollingFileWriter:
     group), ``observe`` (a row group was written) and ``file_meta`` (a file is finished: its DataFileMeta).
     """
 
-    def __init__(self, table: Table, directory: str, namer: DataFileNamer, schema: pa.Schema, row_group_bytes: int,
+    def __init__(self, table: FileStore, directory: str, namer: DataFileNamer, schema: pa.Schema, row_group_bytes: int,
                  level: int = 0) -> None:
         self.table = table
         self.io = table.io
@@ -189,7 +189,7 @@ class RollingFileWriter:
 class AppendFileWriter(RollingFileWriter):
     """An append table's rows: files with value stats, sequence numbers 0..rows-1, level 0."""
 
-    def __init__(self, table: Table, directory: str, namer: DataFileNamer, parallel_files: int = 1) -> None:
+    def __init__(self, table: FileStore, directory: str, namer: DataFileNamer, parallel_files: int = 1) -> None:
         """``parallel_files``: a row group of more than twice PARALLEL_FILE_BYTES, arriving with no file open, is
         written as up to that many files, encoded at once in threads (a write; a compaction keeps one file)."""
         super().__init__(table, directory, namer, table.arrow_schema(), table.options.get("parquet.block.size"))

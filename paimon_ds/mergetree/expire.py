@@ -21,13 +21,13 @@ from ..format.binary_row import deserialize_row
 from ..manifest.meta import DataFileMeta
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 MILLIS_FROM = 1_000_000_000_000  # Paimon 1.x: a BIGINT time at least this large is in milliseconds
 
 
 class RecordExpiry:
-    def __init__(self, table: Table, field: str, expire_seconds: int, field_type: str | None) -> None:
+    def __init__(self, table: FileStore, field: str, expire_seconds: int, field_type: str | None) -> None:
         self.table = table
         self.field = table.table_schema.field(field)
         self.expire_seconds = expire_seconds
@@ -35,7 +35,7 @@ class RecordExpiry:
         self.now = int(time.time())  # Java: System.currentTimeMillis() / 1000 when the compaction reader opens
 
     @staticmethod
-    def of(table: Table) -> RecordExpiry | None:
+    def of(table: FileStore) -> RecordExpiry | None:
         """The table's record expiry (None: `record-level.expire-time` unset)."""
         millis = table.options.get("record-level.expire-time")
         if millis is None:

@@ -19,7 +19,7 @@ from .kv import DELETE, KEY_PREFIX, KIND, SEQ, UPDATE_BEFORE, KeyValueLayout
 
 if TYPE_CHECKING:
     from ..io.names import DataFileNamer
-    from ..table import Table
+    from ..store import FileStore
 
 
 class KeyValueFileWriter(RollingFileWriter):
@@ -28,7 +28,7 @@ class KeyValueFileWriter(RollingFileWriter):
     Every file gets Paimon's metadata: min/max key, key and value stats, sequence range, level.
     """
 
-    def __init__(self, table: Table, directory: str, namer: DataFileNamer, level: int,
+    def __init__(self, table: FileStore, directory: str, namer: DataFileNamer, level: int,
                  file_source: int = FileSource.APPEND) -> None:
         layout = KeyValueLayout(table.table_schema)
         kv_schema = layout.arrow_schema()
@@ -77,7 +77,7 @@ class KeyValueFileWriter(RollingFileWriter):
             delete_row_count=self._deletes, file_source=self.file_source, external_path=sink.external_path)
 
 
-def read_kv_file(table: Table, path: str, schema_id: int, batch_rows: int = 65536,
+def read_kv_file(table: FileStore, path: str, schema_id: int, batch_rows: int = 65536,
                  size: int | None = None) -> Iterator[pa.Table]:
     """A kv file's rows in the current kv layout (columns matched by field id for evolved schemas)."""
     layout = KeyValueLayout(table.table_schema)

@@ -25,13 +25,13 @@ from .files import KeyValueFileWriter
 
 if TYPE_CHECKING:
     from ..io.names import FileNamer
-    from ..table import Table
+    from ..store import FileStore
 
 UNKNOWN_SEQUENCE = -1  # Paimon's KeyValue.UNKNOWN_SEQUENCE: a postpone bucket's rows carry no number
 NO_VALUE_STATS = SimpleStats()  # `metadata.stats-mode` none, stored dense (Paimon 1.x): no column at all
 
 
-def postpone_file_format(table: Table) -> str | None:
+def postpone_file_format(table: FileStore) -> str | None:
     """Avro where it holds every column (None: the table's own format, as Paimon falls back)."""
     try:
         check_format_types(Options({"file.format": "avro"}), table.table_schema.fields, table.path)
@@ -44,7 +44,7 @@ class _PostponeFileWriter(KeyValueFileWriter):
     """Key-value files of a postpone bucket: in arrival order, Avro, without value stats (Paimon 1.x's dense
     stats of `metadata.stats-mode` none: no column, `_VALUE_STATS_COLS` empty)."""
 
-    def __init__(self, table: Table, directory: str, namer: FileNamer, file_format: str | None) -> None:
+    def __init__(self, table: FileStore, directory: str, namer: FileNamer, file_format: str | None) -> None:
         super().__init__(table, directory, namer, level=0)  # type: ignore[arg-type]
         self.file_format = file_format
         if file_format is not None:
@@ -61,7 +61,7 @@ class PostponeBucketWriter:
     """One partition's postpone bucket in one write: the MergeTreeWriter interface (write, pending_bytes,
     flush_memory, prepare_commit, take_changelog, abort) without sorting, merging or compaction."""
 
-    def __init__(self, table: Table, engine: MergeEngine, directory: str, namer: FileNamer) -> None:
+    def __init__(self, table: FileStore, engine: MergeEngine, directory: str, namer: FileNamer) -> None:
         self.table = table
         self.engine = engine
         self.layout = engine.layout

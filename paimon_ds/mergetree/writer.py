@@ -47,7 +47,7 @@ from .merge import has_float_keys, in_key_order, merge_sorted_runs
 
 if TYPE_CHECKING:
     from ..io.names import DataFileNamer, FileNamer
-    from ..table import Table
+    from ..store import FileStore
 
 SPILL_BATCH_ROWS = 65536
 _POS = "_paimon_ds_position"  # a row's position in its file, while looking keys up for deletion vectors
@@ -55,7 +55,7 @@ MAX_SPILLS = 64
 
 
 class MergeTreeWriter:
-    def __init__(self, table: Table, engine: MergeEngine, directory: str, namer: DataFileNamer, base_seq: int,
+    def __init__(self, table: FileStore, engine: MergeEngine, directory: str, namer: DataFileNamer, base_seq: int,
                  task: int | None = None, restored: list[DataFileMeta] | None = None,
                  compact: bool = False, full_compaction: bool = False,
                  deletion_vectors: DeletionVectorsMaintainer | None = None) -> None:
@@ -469,7 +469,7 @@ def _read_spill(path: str) -> Iterator[pa.Table]:
             yield pa.Table.from_batches([reader.get_batch(i)])
 
 
-def _read_run(table: Table, directory: str, files: list[DataFileMeta], expiry: RecordExpiry | None = None
+def _read_run(table: FileStore, directory: str, files: list[DataFileMeta], expiry: RecordExpiry | None = None
               ) -> Iterator[pa.Table]:
     """A sorted run's records (a compaction's input: without the expired ones, `record-level.expire-time`)."""
     for f in files:

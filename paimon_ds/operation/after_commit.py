@@ -48,7 +48,7 @@ def expire_after_commit(table: Table, snapshot: Snapshot) -> None:
 # in the order Java runs them
 STEPS: list[tuple[str, MaintenanceStep]] = [
     # first: a consumer gone stale must not hold back this commit's snapshot expiry
-    ("consumer expiry", expire_consumers_after_commit),
+    ("consumer expiry", lambda table, snapshot: expire_consumers_after_commit(table.store, snapshot)),
     ("snapshot and changelog expiry", expire_after_commit),
     ("partition expiration", expire_partitions),
     ("automatic tags", automatic_tags),

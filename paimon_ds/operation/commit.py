@@ -208,14 +208,14 @@ class TableCommit:
                                  "the table; nothing was changed (run the statement again)")
         deletes = [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
                    for e in (live[n] for n in file_names)]
-        dv_changes = drop_vectors_of(self.table, latest, deletes)  # the removed files' deletion vectors go too
+        dv_changes = drop_vectors_of(self.table.store, latest, deletes)  # the removed files' deletion vectors go too
         try:
             snapshot = self._commit(adds, "OVERWRITE", identifier, overwrite=None, fixed_deletes=deletes,
                                     dv_changes=dv_changes)
         except BaseException:
             for e in dv_changes:
                 if e.kind == FileKind.ADD:
-                    self.io.delete_quietly(index_file_path(self.table, e.partition, e.bucket, e.index_file))
+                    self.io.delete_quietly(index_file_path(self.table.store, e.partition, e.bucket, e.index_file))
             raise
         return self._maintained(snapshot)
 
@@ -243,7 +243,7 @@ class TableCommit:
             raise
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
-        index_in_data_dir = in_data_dir(self.table)
+        index_in_data_dir = in_data_dir(self.table.store)
         for m in messages:
             for path in m.file_paths(self.table.root, index_in_data_dir):
                 self.io.delete_quietly(path)

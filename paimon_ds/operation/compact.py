@@ -105,9 +105,9 @@ def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int
         merge_engine(table.table_schema, table.options), FirstRow)
     # tables that compact with lookup (Paimon's ForceUpLevel0Compaction): level 0 always goes up
     force_level0 = bool(table.table_schema.primary_keys) and lookup_compaction(table.options, first_row)
-    dv_files = dv_index_files(table, scan.snapshot) if dv_enabled(table) else None
+    dv_files = dv_index_files(table.store, scan.snapshot) if dv_enabled(table.store) else None
     # full: rewrite files with expired records
-    expiry = RecordExpiry.of(table) if table.table_schema.primary_keys else None
+    expiry = RecordExpiry.of(table.store) if table.table_schema.primary_keys else None
     for (partition, bucket), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         if only is not None and (partition, bucket) not in only:
             continue
@@ -151,19 +151,19 @@ def run_append_compaction(table: Table, task: BucketTask) -> CommitMessage:
     tracked = row_tracking_enabled(table.options)
     if tracked:
         files = in_row_id_order(task.files)
-        writer: AppendFileWriter | TrackedFileWriter = TrackedFileWriter(table, task.directory, DataFileNamer())
+        writer: AppendFileWriter | TrackedFileWriter = TrackedFileWriter(table.store, task.directory, DataFileNamer())
         read = table.new_read(pa.schema([*table.arrow_schema(), *system_fields()]))
     else:
         files = task.files
-        writer = AppendFileWriter(table, task.directory, DataFileNamer())
+        writer = AppendFileWriter(table.store, task.directory, DataFileNamer())
         read = table.new_read()
     # deletion-vector tables: the deleted rows are not rewritten, and the compacted files' vectors go
-    dvs = DeletionVectorsMaintainer(table, task.partition, task.bucket, task.dv_index_files) \
+    dvs = DeletionVectorsMaintainer(table.store, task.partition, task.bucket, task.dv_index_files) \
         if task.dv_index_files else None
     new_dvs, old_dvs = [], []
     try:
         split = Split(task.partition, task.bucket, task.directory, files,
-                      deletion_files=deletion_files(table, task.partition, task.bucket, task.dv_index_files))
+                      deletion_files=deletion_files(table.store, task.partition, task.bucket, task.dv_index_files))
         for batch in read.read(split):
             writer.add(batch)
         written = writer.close()
@@ -190,9 +190,10 @@ def run_compaction(table: Table, task: BucketTask, full: bool) -> CommitMessage:
     """Compact one bucket (the task's files) and describe the result."""
     if not table.table_schema.primary_keys:
         return run_append_compaction(table, task)
-    dvs = DeletionVectorsMaintainer(table, task.partition, task.bucket, task.dv_index_files) \
-        if dv_enabled(table) else None
-    writer = MergeTreeWriter(table, merge_engine(table.table_schema, table.options), task.directory, DataFileNamer(),
+    dvs = DeletionVectorsMaintainer(table.store, task.partition, task.bucket, task.dv_index_files) \
+        if dv_enabled(table.store) else None
+    writer = MergeTreeWriter(table.store, merge_engine(table.table_schema, table.options), task.directory,
+                             DataFileNamer(),
                              base_seq=0, restored=task.files, compact=True, full_compaction=full,
                              deletion_vectors=dvs)
     try:

@@ -29,11 +29,11 @@ def append_deletions(table: Table, snapshot, deleted: dict[str, np.ndarray], com
         if e is None:
             raise CommitConflict(f"data file {name} of {table.path} is not in snapshot {snapshot.id}")
         buckets.setdefault((e.partition, e.bucket), []).append(name)
-    base = dv_index_files(table, snapshot)
+    base = dv_index_files(table.store, snapshot)
     messages = []
     try:
         for (partition, bucket), names in sorted(buckets.items()):
-            m = DeletionVectorsMaintainer(table, partition, bucket, base.get((partition, bucket), []))
+            m = DeletionVectorsMaintainer(table.store, partition, bucket, base.get((partition, bucket), []))
             for name in names:
                 m.delete(name, deleted[name])
             new, old = m.prepare_commit()
@@ -45,5 +45,5 @@ def append_deletions(table: Table, snapshot, deleted: dict[str, np.ndarray], com
     except BaseException:
         for msg in messages:
             for f in msg.new_index_files:
-                table.io.delete_quietly(index_file_path(table, msg.partition, msg.bucket, f))
+                table.io.delete_quietly(index_file_path(table.store, msg.partition, msg.bucket, f))
         raise

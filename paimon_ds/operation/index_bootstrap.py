@@ -119,7 +119,7 @@ class IndexBootstrap:
         self.partition_types = [f.type for f in schema.partition_fields]
         self.layout = KeyValueLayout(schema)
         self.liveness = KeyLiveness(schema, table.options)
-        self.ttl_seconds = index_ttl_seconds(table)
+        self.ttl_seconds = index_ttl_seconds(table.store)
         self.clock = clock
         self.snapshot_id: int | None = None
         kv_schema = self.layout.arrow_schema()
@@ -215,9 +215,13 @@ class GlobalIndexAssigner(CrossPartitionAssigner):
     ``end_bootstrap()``), then ``process`` each batch of rows of this assigner's keys, then ``close()``.
     """
 
+    def __init__(self, table: Table, *args: Any, **kwargs: Any) -> None:
+        super().__init__(table.store, *args, **kwargs)
+        self.facade = table  # the bootstrap scans the table; the assigner itself works on the store
+
     def bootstrap(self) -> int:
         """Load this assigner's keys of the table's latest snapshot; returns how many were loaded."""
-        boot = IndexBootstrap(self.table, self.clock)
+        boot = IndexBootstrap(self.facade, self.clock)
         for batch in boot.read():
             if self.num_assigners > 1:
                 mine = key_channels(batch.column(0), self.num_assigners) == self.assign_id

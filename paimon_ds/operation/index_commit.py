@@ -89,7 +89,7 @@ class IndexCommit:
             base = None if overwritten(overwrite, partition) else latest_files.get((partition, bucket))
             key = (partition, bucket, base.file_name if base is not None else None)
             if key not in self.written:
-                self.written[key] = merge_hashes(self.table, partition, bucket, base, hashes, IndexFileNamer())
+                self.written[key] = merge_hashes(self.table.store, partition, bucket, base, hashes, IndexFileNamer())
             if self.written[key] is not None:
                 changes.append(IndexChange(partition, bucket, self.written[key], base))
         return changes
@@ -112,7 +112,8 @@ class IndexCommit:
             for theirs_bucket, name in now.items():
                 if then.get(theirs_bucket) == name:
                     continue
-                theirs = read_hash_index(self.table, partition, theirs_bucket, latest_files[(partition, theirs_bucket)])
+                theirs = read_hash_index(self.table.store, partition, theirs_bucket,
+                                         latest_files[(partition, theirs_bucket)])
                 for (p, bucket), ours in added.items():
                     if p == partition and bucket != theirs_bucket and np.isin(ours, theirs).any():
                         raise CommitConflict(
@@ -154,7 +155,7 @@ class IndexCommit:
             kept = {e.index_file.file_name for e in self.manifest.read(landed.index_manifest)}
         for (partition, bucket, _), meta in self.written.items():
             if meta is not None and meta.file_name not in kept:
-                self.table.io.delete_quietly(index_file_path(self.table, partition, bucket, meta))
+                self.table.io.delete_quietly(index_file_path(self.table.store, partition, bucket, meta))
         self.written = {}
 
     def hash_files(self, snapshot: Snapshot | None) -> dict[tuple[bytes, int], IndexFileMeta]:

@@ -116,7 +116,7 @@ def plan_postpone(table: Table, entries: Iterable[ManifestEntry], partition_path
 def _postpone_rows(table: Table, task: PostponeTask) -> Iterator[pa.Table]:
     directory = f"{table.root}/{bucket_path(task.partition_path, POSTPONE_BUCKET)}"
     for f in task.files:
-        yield from read_kv_file(table, f.external_path or f"{directory}/{f.file_name}", f.schema_id,
+        yield from read_kv_file(table.store, f.external_path or f"{directory}/{f.file_name}", f.schema_id,
                                 size=f.file_size)
 
 
@@ -151,7 +151,7 @@ def run_postpone_compaction(table: Table, task: PostponeTask, full: bool = False
                     restored = task.bucket_files.get(b, [])
                     base = max((f.max_sequence_number for f in restored), default=-1)
                     directory = f"{table.root}/{bucket_path(task.partition_path, b)}"
-                    w = writers[b] = MergeTreeWriter(table, engine, directory, namer, base, restored=restored,
+                    w = writers[b] = MergeTreeWriter(table.store, engine, directory, namer, base, restored=restored,
                                                      compact=True, full_compaction=full)
                 mine = buckets == b
                 w.write(rows.filter(pa.array(mine)), kinds[mine])  # in the order read: a later row wins

@@ -159,7 +159,7 @@ class TableRead:
         def run_reader(files) -> Iterator[pa.Table]:
             for f in files:
                 chunks = _drop_deleted(
-                    read_kv_file(self.table, split.file_path(f), f.schema_id, BATCH_ROWS, f.file_size),
+                    read_kv_file(self.table.store, split.file_path(f), f.schema_id, BATCH_ROWS, f.file_size),
                     _deleted_positions(self.table, split, f.file_name))
                 yield from in_key_order(chunks, engine) if float_keys and merge else chunks
 

@@ -108,7 +108,7 @@ class References:
             if entries is not None:
                 self.manifests.add(snapshot.index_manifest)
                 for e in entries:
-                    self.data.add(index_file_rel(self.table, e.partition, e.bucket, e.index_file))
+                    self.data.add(index_file_rel(self.table.store, e.partition, e.bucket, e.index_file))
 
     def add_delta_files(self, snapshot: Snapshot) -> None:
         """Files a snapshot's delta added or removed (everything its predecessor did not have live)."""

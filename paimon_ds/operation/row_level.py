@@ -106,7 +106,7 @@ class RowLevelResult:
 # ------------------------------------------------------------------ checks shared with the Spark path
 def check_engine(table: Table, operation: str) -> None:
     """Which merge engines can take row-level changes, as in Paimon."""
-    refuse_row_level_change(table, operation)  # copy-on-write would renumber the rows a file keeps
+    refuse_row_level_change(table.store, operation)  # copy-on-write would renumber the rows a file keeps
     if not table.table_schema.primary_keys:
         return
     opts = table.options
@@ -346,7 +346,7 @@ def delete(table: Table, filter: Any = None) -> Snapshot | None:
         rows = _read(table, snapshot, predicate)
         rows = rows.filter(pa.array(_holds(rows, condition)))
         return write_changes(table, _with_kind(rows, "-D").to_batches(), row_kinds=True)
-    if dv_enabled(table):
+    if dv_enabled(table.store):
         # deletion vectors: the rows go by position (no file is rewritten), as Paimon's Spark DELETE
         rows = _read(table, snapshot, predicate, file_column=True, position_column=True)
         rows = rows.filter(pa.array(_holds(rows, condition))).select([FILE_COLUMN, POSITION_COLUMN])

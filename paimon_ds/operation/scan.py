@@ -281,7 +281,7 @@ class TableScan:
         for e in IndexManifestFile(self.table.io, self.table.root).read(self.snapshot.index_manifest):
             if e.index_file.index_type == DELETION_VECTORS_INDEX:
                 out.setdefault((e.partition, e.bucket), {}).update(
-                    deletion_files(self.table, e.partition, e.bucket, [e.index_file]))
+                    deletion_files(self.table.store, e.partition, e.bucket, [e.index_file]))
         return out
 
     @staticmethod

@@ -61,7 +61,7 @@ def consumer_protected_from(table: Table) -> int | None:
     """The first snapshot a consumer of the table still needs (Paimon's ConsumerManager.minNextSnapshot): snapshot
     and changelog expiry keep it and every later one (every expiry passes here: after each commit, the procedure,
     the CLI, SQL CALL). None: no consumer."""
-    return protected_from(table)
+    return protected_from(table.store)
 
 
 def expire(table: Table, retention: Retention | None = None, now_ms: int | None = None) -> ExpireResult:
@@ -432,7 +432,7 @@ class FileDeletion:
         for e in entries:
             rel = self._index_rel(e)
             if rel not in skipping:
-                self.index_files[rel] = index_file_path(self.table, e.partition, e.bucket, e.index_file)
+                self.index_files[rel] = index_file_path(self.table.store, e.partition, e.bucket, e.index_file)
         if snapshot.index_manifest not in skipping:
             self.manifests[snapshot.index_manifest] = None
 
@@ -442,7 +442,7 @@ class FileDeletion:
             self.statistics[statistics] = None
 
     def _index_rel(self, e: IndexManifestEntry) -> str:
-        return index_file_rel(self.table, e.partition, e.bucket, e.index_file)
+        return index_file_rel(self.table.store, e.partition, e.bucket, e.index_file)
 
     # -- deleting
     def run(self) -> list[str]:

@@ -112,7 +112,7 @@ class StreamScan:
         self._units: dict[tuple[int, bool], list[StreamSplit]] = {}
         opts = table.options
         self.consumer_id: str | None = opts.get("consumer-id")
-        self.consumers = ConsumerManager.of(table) if self.consumer_id is not None else None
+        self.consumers = ConsumerManager.of(table.store) if self.consumer_id is not None else None
         if self.consumers is not None:
             self.consumers.path(self.consumer_id)  # an id paimon_ds cannot store is refused before reading
         # exactly-once consumers take whole snapshots per micro-batch (see the module's docstring)

@@ -24,13 +24,13 @@ from ..row_tracking import ROW_ID, SEQUENCE_NUMBER, SYSTEM_COLUMNS, system_field
 from ..types import DataType
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 
 class TrackedFileWriter(RollingFileWriter):
     """Rolls a bucket's rows, with their `_ROW_ID` and `_SEQUENCE_NUMBER`, into files of `target-file-size`."""
 
-    def __init__(self, table: Table, directory: str, namer: DataFileNamer) -> None:
+    def __init__(self, table: FileStore, directory: str, namer: DataFileNamer) -> None:
         # the physical columns are NOT NULL, as Paimon's SpecialFields declare them
         schema = pa.schema([*table.arrow_schema(), *(f.with_nullable(False) for f in system_fields())])
         super().__init__(table, directory, namer, schema, table.options.get("parquet.block.size"))

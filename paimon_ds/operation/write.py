@@ -99,8 +99,8 @@ class BucketRestore:
                 restore.files.setdefault(key, []).append(e.file)
         if table.bucket == POSTPONE_BUCKET:
             restore.total_buckets = known_bucket_counts(table, entries)
-        if is_dynamic_bucket(table):
-            for ie in snapshot_index_entries(table, snapshot):
+        if is_dynamic_bucket(table.store):
+            for ie in snapshot_index_entries(table.store, snapshot):
                 if (ie.partition, ie.bucket) in restore.index_files:
                     raise ValueError(f"snapshot {snapshot.id} of {table.path} has several hash index files for "
                                      f"bucket {ie.bucket} of one partition")
@@ -137,7 +137,7 @@ class TableWrite:
         self.parallel_files = parallel_files
         self.table = table
         table.options.get("manifest.format")  # refuses tables with orc/parquet manifests before any file is written
-        external_roots(table)  # refuses a bad `data-file.external-paths*` setting before any file is written
+        external_roots(table.store)  # refuses a bad `data-file.external-paths*` setting before any file is written
         self.row_kind_column = row_kind_column
         self.schema = table.table_schema
         self.arrow_schema = table.arrow_schema()
@@ -178,7 +178,7 @@ class TableWrite:
             # this write is the table's (delta_commits + 1)-th commit; COMPACT snapshots do not count
             self.full_compaction = full_compaction_due(full_compaction_interval(table.options),
                                                        self.restore.delta_commits + 1)
-        self.dynamic = is_dynamic_bucket(table)
+        self.dynamic = is_dynamic_bucket(table.store)
         # cross-partition upsert (primary key without every partition key, bucket=-1): the package's global
         # index assigners give each row its bucket (and -D rows for keys that moved); no hash index is kept
         self.cross_partition = self.primary_key and table.bucket == -1 and not self.dynamic
@@ -236,7 +236,7 @@ class TableWrite:
         batch = self.align(batch)
         buckets = hashes = new_keys = None
         if self.dynamic:
-            hashes = key_hashes(self.table, batch)
+            hashes = key_hashes(self.table.store, batch)
             if given_buckets is not None:
                 buckets = given_buckets
             else:
@@ -318,9 +318,10 @@ class TableWrite:
             # an overwrite, or nothing committed at the restore point: no index to start from
             fresh = self.overwrite or self.restore.snapshot_id is None
             if self.independent:
-                self.assigner = SnapshotBucketAssigner(self.table, {} if fresh else self.restore.index_files)
+                self.assigner = SnapshotBucketAssigner(self.table.store, {} if fresh else self.restore.index_files)
             else:
-                self.assigner = DynamicBucketAssigner(self.table, snapshot=self.restore.snapshot_id, overwrite=fresh)
+                self.assigner = DynamicBucketAssigner(self.table.store, snapshot=self.restore.snapshot_id,
+                                                      overwrite=fresh)
         if isinstance(self.assigner, SnapshotBucketAssigner):
             return self.assigner.assign(batch, hashes)
         return self.assigner.assign(batch, hashes), None
@@ -331,7 +332,8 @@ class TableWrite:
             # the stateless assigner hands over only keys new to the index: no base file to compare with
             known_new = isinstance(self.assigner, SnapshotBucketAssigner)
             base = None if self.overwrite or known_new else self.restore.index_files.get((part_key, bucket))
-            m = self.index_maintainers[(part_key, bucket)] = HashIndexMaintainer(self.table, part_key, bucket, base)
+            m = self.index_maintainers[(part_key, bucket)] = HashIndexMaintainer(self.table.store, part_key, bucket,
+                                                                                 base)
         return m
 
     def _row_kinds(self, batch: pa.RecordBatch) -> np.ndarray:
@@ -407,15 +409,15 @@ class TableWrite:
         directory = f"{self.table.root}/{bucket_path(rel, bucket)}"
         if self.primary_key and bucket == POSTPONE_BUCKET:
             namer = PostponeFileNamer(self.commit_user, self.write_id, self.job_prefix)
-            writer: Any = PostponeBucketWriter(self.table, self.engine, directory, namer)
+            writer: Any = PostponeBucketWriter(self.table.store, self.engine, directory, namer)
         elif self.primary_key:
             key = (part_key, bucket)
             restored = (self.restore.files or {}).get(key, []) if self.compact else []
             writer = MergeTreeWriter(
-                self.table, self.engine, directory, self.namer, self.restore.max_sequence.get(key, -1),
+                self.table.store, self.engine, directory, self.namer, self.restore.max_sequence.get(key, -1),
                 self.task, restored, compact=self.compact, full_compaction=self.full_compaction)
         else:
-            writer = AppendFileWriter(self.table, directory, self.namer, parallel_files=self.parallel_files)
+            writer = AppendFileWriter(self.table.store, directory, self.namer, parallel_files=self.parallel_files)
         self.writers[(part_key, bucket)] = writer
         return writer
 

@@ -176,10 +176,10 @@ def _per_channel(batch: pa.RecordBatch) -> Iterator[tuple[int, pa.RecordBatch]]:
 def _with_dynamic_buckets(df: DataFrame, table: Table, snapshot_id: int | None, channels: int,
                           overwrite: bool) -> DataFrame:
     """HASH_DYNAMIC: route by (partition, key) hash to HashBucketAssigner channels; each gives buckets."""
-    num_assigners = min(default_num_assigners(table, channels), channels)
+    num_assigners = min(default_num_assigners(table.store, channels), channels)
 
     def channel_of(b: pa.RecordBatch) -> np.ndarray:
-        return assigner_ids(partition_hashes(table, b), key_hashes(table, b), channels, num_assigners)
+        return assigner_ids(partition_hashes(table.store, b), key_hashes(table.store, b), channels, num_assigners)
 
     def assign(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         assigners: dict[int, DynamicBucketAssigner] = {}
@@ -188,7 +188,7 @@ def _with_dynamic_buckets(df: DataFrame, table: Table, snapshot_id: int | None, 
                 assigner = assigners.get(channel)
                 if assigner is None:
                     assigner = assigners[channel] = DynamicBucketAssigner(
-                        table, channels, num_assigners, channel, snapshot=snapshot_id, overwrite=overwrite)
+                        table.store, channels, num_assigners, channel, snapshot=snapshot_id, overwrite=overwrite)
                 yield rows.append_column(BUCKET_COLUMN, pa.array(assigner.assign(rows), pa.int32()))
 
     out_schema = StructType(list(df.schema.fields) + [StructField(BUCKET_COLUMN, IntegerType(), False)])

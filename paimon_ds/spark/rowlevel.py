@@ -112,7 +112,7 @@ def delete(spark: SparkSession, path: str, condition: Expr | None = None,
     if table.table_schema.primary_keys:
         rows = _target(spark, table, snapshot).where(_holds(condition))
         return _write(rows.withColumn(KIND_COLUMN, F.lit("-D")), table, {ROW_KIND_COLUMN_OPTION: KIND_COLUMN})
-    if dv_enabled(table):
+    if dv_enabled(table.store):
         return _delete_with_vectors(spark, table, snapshot, condition)
     files = _touched_files(_target(spark, table, snapshot, file_column=True).where(_holds(condition)))
     if not files:

@@ -89,7 +89,7 @@ class PaimonDataSource(DataSource):
                 raise OptionError(f"{option}={extra!r} names a column the table already has")
         if row_kind:
             schema = schema.insert(0, pa.field(row_kind, pa.string(), nullable=False))
-        schema = with_row_tracking_columns(table, schema)
+        schema = with_row_tracking_columns(table.store, schema)
         if file_column:
             schema = schema.append(pa.field(file_column, pa.string(), nullable=False))
             if self.opts.get(POSITION_COLUMN_OPTION):

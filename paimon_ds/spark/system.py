@@ -67,7 +67,7 @@ class SystemTableReader(DataSourceReader):
         return [InputPartition(0)]  # metadata is small: one task
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        table = compute_system_table(Table.load(self.path, storage_options=self.storage_options), self.system)
+        table = compute_system_table(Table.load(self.path, storage_options=self.storage_options).store, self.system)
         # Spark wants exactly the declared schema: its columns, microsecond timestamps, same nullability
         table = table.select(self.read_schema.names).cast(self.read_schema)
         yield from table.to_batches()

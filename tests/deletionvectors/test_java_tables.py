@@ -40,7 +40,7 @@ def assert_frames_equal_java(path: str) -> int:
     checked = 0
     entries = {e.index_file.file_name: e for sid in t.snapshot_manager.list_ids() for e in dv_entries(path, sid)}
     for e in entries.values():
-        path = index_file_path(t, e.partition, e.bucket, e.index_file)
+        path = index_file_path(t.store, e.partition, e.bucket, e.index_file)
         data = t.io.read_bytes(path)
         vectors = read_index_file(t.io, path, e.index_file)
         for name, offset, length in e.index_file.dv_ranges:

@@ -79,7 +79,7 @@ def assert_valid_dvs(path: str) -> int:
     for e in entries:
         if e.index_file.index_type != DELETION_VECTORS_INDEX:
             continue
-        path = index_file_path(t, e.partition, e.bucket, e.index_file)
+        path = index_file_path(t.store, e.partition, e.bucket, e.index_file)
         assert path == f"{t.root}/index/{e.index_file.file_name}" and t.io.exists(path)
         for name, positions in read_index_file(t.io, path, e.index_file).items():
             f = files[(e.partition, e.bucket, name)]
@@ -113,7 +113,7 @@ def test_upserts_and_deletes(java_oracle, pypaimon_oracle, tmp_path) -> None:
     assert contents(ours) == contents(java) == expected(commits[:3])
     # `$files` lists the same files as Java's (which shows file names only)
     from paimon_ds.system_tables import system_table
-    mine = system_table(Table.load(path), "files")
+    mine = system_table(Table.load(path).store, "files")
     mine = sorted((p.rsplit("/", 1)[-1], lvl, n) for p, lvl, n in zip(
         mine["file_path"].to_pylist(), mine["level"].to_pylist(), mine["record_count"].to_pylist()))
     out = java_oracle.exec(path, JAVA_FILES)
@@ -273,7 +273,7 @@ def assert_append_dvs(path: str) -> int:
     live = {e.file.file_name: e.file for e in t.new_scan().read_entries(snap)}
     count = 0
     for e in IndexManifestFile(t.io, t.root).read(snap.index_manifest):
-        for name, positions in read_index_file(t.io, index_file_path(t, e.partition, e.bucket, e.index_file),
+        for name, positions in read_index_file(t.io, index_file_path(t.store, e.partition, e.bucket, e.index_file),
                                                e.index_file).items():
             assert positions.max() < live[name].row_count
             count += len(positions)

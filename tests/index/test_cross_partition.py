@@ -77,7 +77,7 @@ def write_assigned(table: Table, out: pa.RecordBatch) -> None:
     for (values, bucket), idx in groups.items():
         part = serialize_row(list(values), types)
         rel = partition_path(names, list(values), table.options.get("partition.default-name"))
-        writer = MergeTreeWriter(table, engine, f"{table.root}/{rel}/bucket-{bucket}", namer,
+        writer = MergeTreeWriter(table.store, engine, f"{table.root}/{rel}/bucket-{bucket}", namer,
                                  restore.max_sequence.get((part, bucket), -1))
         writer.write(data.take(pa.array(idx)), kinds[idx])
         new, _, _ = writer.prepare_commit()

@@ -79,10 +79,10 @@ def hash_index(path: str) -> dict[tuple[str, int], np.ndarray]:
     """(dt, bucket) -> the bucket's hashes, from the latest snapshot's index manifest."""
     table = Table.load(path)
     out = {}
-    for e in snapshot_index_entries(table, table.latest_snapshot()):
+    for e in snapshot_index_entries(table.store, table.latest_snapshot()):
         dt = partition_value(table, e.partition)
         assert (dt, e.bucket) not in out
-        hashes = read_hash_index(table, e.partition, e.bucket, e.index_file)
+        hashes = read_hash_index(table.store, e.partition, e.bucket, e.index_file)
         assert e.index_file.row_count == len(hashes) == len(np.unique(hashes))
         assert e.index_file.file_size == 4 * len(hashes)
         out[(dt, e.bucket)] = hashes
@@ -96,20 +96,20 @@ def partition_value(table: Table, partition: bytes) -> str:
 def hash_of(path: str, key: tuple[int, str]) -> int:
     table = Table.load(path)
     batch = pa.table({"id": pa.array([key[0]], pa.int32()), "dt": [key[1]]})
-    return int(key_hashes(table, batch)[0])
+    return int(key_hashes(table.store, batch)[0])
 
 
 # ------------------------------------------------------------------------------------ file formats
 def test_hash_index_file_is_big_endian_int32(tmp_path):
     table = Table.for_write(str(tmp_path / "t"), SCHEMA, OPTIONS)
     hashes = np.array([1, -1, 2**31 - 1, -(2**31), 0x01020304], dtype=np.int32)
-    meta = write_hash_index(table, b"", 0, hashes, IndexFileNamer("abcdef012345"))
+    meta = write_hash_index(table.store, b"", 0, hashes, IndexFileNamer("abcdef012345"))
     assert meta == IndexFileMeta(HASH_INDEX, meta.file_name, 20, 5)
     assert meta.file_name.startswith("index-abcdef01-2345-") and meta.file_name.endswith("-0")
     raw = (tmp_path / "t" / "index" / meta.file_name).read_bytes()
     assert raw == struct.pack(">5i", 1, -1, 2**31 - 1, -(2**31), 0x01020304)
     (tmp_path / "t" / "index" / meta.file_name).write_bytes(raw + b"\x07\x07")  # a torn tail is not a hash
-    assert read_hash_index(table, b"", 0, meta).tolist() == hashes.tolist()
+    assert read_hash_index(table.store, b"", 0, meta).tolist() == hashes.tolist()
 
 
 def test_index_manifest_has_paimon_09_layout(tmp_path):
@@ -158,14 +158,15 @@ def test_key_and_partition_hashes_are_binary_row_hash_codes(tmp_path):
     batch = pa.record_batch([pa.array([7, -3], pa.int32()), pa.array(["2024-05-01", "a-much-longer-partition"])],
                             names=["id", "dt"])
     # BinaryRow(id): 8-byte header (row kind 0, no nulls), one 8-byte slot holding the int
-    assert key_hashes(table, batch).tolist() == [mmh3.hash(bytes(8) + struct.pack("<iI", v, 0), 42) for v in (7, -3)]
+    assert key_hashes(table.store, batch).tolist() == [mmh3.hash(bytes(8) + struct.pack("<iI", v, 0), 42)
+                                                       for v in (7, -3)]
     dt_type = table.table_schema.field("dt").type
     for i, dt in enumerate(["2024-05-01", "a-much-longer-partition"]):
         part = serialize_row([dt], [dt_type])
-        assert partition_hashes(table, batch)[i] == partition_hash(part) == mmh3.hash(part[4:], 42)
+        assert partition_hashes(table.store, batch)[i] == partition_hash(part) == mmh3.hash(part[4:], 42)
     # an int64 input column is cast to the table's int first
     wide = pa.record_batch([pa.array([7, -3], pa.int64()), pa.array(["x", "y"])], names=["id", "dt"])
-    assert key_hashes(table, wide).tolist() == key_hashes(table, batch).tolist()
+    assert key_hashes(table.store, wide).tolist() == key_hashes(table.store, batch).tolist()
 
 
 def test_assigner_ids_follow_java_arithmetic():
@@ -219,21 +220,21 @@ def test_assigner_refuses_rows_of_another_channel_and_checks_options(tmp_path):
     write(path, [{"id": 1, "dt": DTS[0], "op": "+I", "v": 1}])
     table = Table.load(path)
     batch = pa.table({"id": pa.array(range(2, 42), pa.int32()), "dt": [DTS[0]] * 40})
-    ids = assigner_ids(partition_hashes(table, batch), key_hashes(table, batch), 2, 2)
+    ids = assigner_ids(partition_hashes(table.store, batch), key_hashes(table.store, batch), 2, 2)
     mine = batch.filter(pa.array(ids == 1))
-    assert DynamicBucketAssigner(table, 2, 2, 1).assign(mine).tolist() == [1] * mine.num_rows
+    assert DynamicBucketAssigner(table.store, 2, 2, 1).assign(mine).tolist() == [1] * mine.num_rows
     with pytest.raises(ValueError, match="belong to another assigner"):
-        DynamicBucketAssigner(table, 2, 2, 1).assign(batch)
+        DynamicBucketAssigner(table.store, 2, 2, 1).assign(batch)
     with pytest.raises(OptionError, match="max-buckets"):  # checked when the table is loaded with it
-        DynamicBucketAssigner(Table.load(path, {"dynamic-bucket.max-buckets": "0"}))
-    assert DynamicBucketAssigner(table, 8).num_assigners == 8
+        DynamicBucketAssigner(Table.load(path, {"dynamic-bucket.max-buckets": "0"}).store)
+    assert DynamicBucketAssigner(table.store, 8).num_assigners == 8
     # dynamic-bucket.initial-buckets is fixed when the table is created (@Immutable in Paimon 1.x): a job may not
     # change it, and a table created with it has that many assigners
     with pytest.raises(OptionError, match="option dynamic-bucket.initial-buckets='3' differs from the table's"):
         Table.load(path, {"dynamic-bucket.initial-buckets": "3"})
     other = str(tmp_path / "initial")
     write(other, [{"id": 1, "dt": DTS[0], "op": "+I", "v": 1}], {**OPTIONS, "dynamic-bucket.initial-buckets": "3"})
-    assert DynamicBucketAssigner(Table.load(other), 8).num_assigners == 3
+    assert DynamicBucketAssigner(Table.load(other).store, 8).num_assigners == 3
 
 
 # ------------------------------------------------------------------------------ writes and commits
@@ -290,7 +291,7 @@ def test_bucket_growth_10k_keys(tmp_path):
             write(path, [{"id": i, "dt": dt, "op": "+I", "v": i} for i in ids], opts)
     table = Table.load(path)
     assert table.to_arrow().num_rows == 2 * n
-    distinct = len(np.unique(key_hashes(table, pa.table({"id": pa.array(range(n), pa.int32()),
+    distinct = len(np.unique(key_hashes(table.store, pa.table({"id": pa.array(range(n), pa.int32()),
                                                           "dt": [DTS[0]] * n}))))
     for dt in DTS[:2]:
         sizes = {b: len(h) for (d, b), h in hash_index(path).items() if d == dt}
@@ -333,11 +334,11 @@ def test_unchanged_index_is_not_rewritten_and_unpartitioned_tables_work(tmp_path
     s3 = put([1, 10], "c")
     assert s3.index_manifest != s1.index_manifest
     t = Table.load(path)
-    sizes = {e.bucket: e.index_file.row_count for e in snapshot_index_entries(t, s3)}
+    sizes = {e.bucket: e.index_file.row_count for e in snapshot_index_entries(t.store, s3)}
     assert sizes == {0: 4, 1: 4, 2: 3}
     got = {r["id"]: r["v"] for r in t.to_arrow().to_pylist()}
     assert got == {**{i: "a" for i in range(11)}, 1: "c", 5: "b", 9: "b", 10: "c"}
-    assert [e.partition for e in snapshot_index_entries(t, s3)][0] == serialize_row([], [])
+    assert [e.partition for e in snapshot_index_entries(t.store, s3)][0] == serialize_row([], [])
 
 
 def test_concurrent_writers_of_one_bucket_merge_their_index(tmp_path):
@@ -379,7 +380,7 @@ def referenced_index_files(path: str) -> set[str]:
     """Index files some snapshot references (the older ones stay for time travel until expiry)."""
     t = Table.load(path)
     sm = t.snapshot_manager
-    return {e.index_file.file_name for i in sm.list_ids() for e in snapshot_index_entries(t, sm.snapshot(i))}
+    return {e.index_file.file_name for i in sm.list_ids() for e in snapshot_index_entries(t.store, sm.snapshot(i))}
 
 
 def test_write_tasks_without_buckets(tmp_path):
@@ -429,14 +430,14 @@ def test_expire_and_orphan_removal_keep_referenced_index_files(tmp_path):
         write(path, [{"id": i, "dt": DTS[0], "op": "+I", "v": c} for i in range(c * 20, c * 20 + 30)])
     table = Table.load(path)
     all_index = set(os.listdir(root / "index"))
-    live = {e.index_file.file_name for e in snapshot_index_entries(table, table.latest_snapshot())}
+    live = {e.index_file.file_name for e in snapshot_index_entries(table.store, table.latest_snapshot())}
     assert live < all_index
     expected = contents(path)
 
     result = expire_snapshots(table, retain_min=2, retain_max=2)
     assert result.expired == [1, 2, 3, 4]
     snap5 = Table.load(path).snapshot_manager.snapshot(5)
-    kept = live | {e.index_file.file_name for e in snapshot_index_entries(table, snap5)}
+    kept = live | {e.index_file.file_name for e in snapshot_index_entries(table.store, snap5)}
     assert set(os.listdir(root / "index")) == kept
     assert {f"index/{n}" for n in all_index - kept} <= set(result.deleted_files)
     manifests = set(os.listdir(root / "manifest"))
@@ -488,8 +489,8 @@ def test_bucket_growth_1m_keys_per_partition(tmp_path):
         table.new_commit().commit(w.prepare_commit())
     elapsed = time.time() - t0
     table = Table.load(path)
-    distinct = len(np.unique(key_hashes(table, pa.table({"id": np.arange(n, dtype=np.int64), "dt": ["a"] * n}))))
-    entries = snapshot_index_entries(table, table.latest_snapshot())
+    distinct = len(np.unique(key_hashes(table.store, pa.table({"id": np.arange(n, dtype=np.int64), "dt": ["a"] * n}))))
+    entries = snapshot_index_entries(table.store, table.latest_snapshot())
     for dt in ("a", "b"):
         sizes = sorted((e.bucket, e.index_file.row_count) for e in entries if partition_value(table, e.partition) == dt)
         assert [b for b, _ in sizes] == list(range(10))

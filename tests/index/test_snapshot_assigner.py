@@ -66,9 +66,9 @@ def index_of(path: str) -> dict[tuple[str, int], set[int]]:
     """(dt, bucket) -> hashes of the latest snapshot's index; no hash in two buckets of one partition."""
     table = Table.load(path)
     out: dict[tuple[str, int], set[int]] = {}
-    for e in snapshot_index_entries(table, table.latest_snapshot()):
+    for e in snapshot_index_entries(table.store, table.latest_snapshot()):
         dt = deserialize_row(e.partition, [table.table_schema.field("dt").type])[0]
-        hashes = read_hash_index(table, e.partition, e.bucket, e.index_file)
+        hashes = read_hash_index(table.store, e.partition, e.bucket, e.index_file)
         assert e.index_file.row_count == len(hashes) == len(set(hashes.tolist()))
         out[(dt, e.bucket)] = set(hashes.tolist())
     for dt in {d for d, _ in out}:
@@ -87,7 +87,7 @@ def check_one_bucket_per_key(path: str) -> dict[tuple[str, int], int]:
     table = Table.load(path)
     index = index_of(path)
     keys = sorted(where)
-    hashes = key_hashes(table, pa.table({"id": pa.array([k[1] for k in keys], pa.int64()),
+    hashes = key_hashes(table.store, pa.table({"id": pa.array([k[1] for k in keys], pa.int64()),
                                          "dt": [k[0] for k in keys]}))
     for (dt, _), h, buckets in zip(keys, hashes.tolist(), (where[k] for k in keys)):
         assert h in index[(dt, buckets[0])]
@@ -133,11 +133,11 @@ def test_assignment_is_a_pure_function_of_key_and_snapshot(tmp_path):
     table = Table.load(path)
     restore = BucketRestore.from_table(table)
     keys = rows(list(range(100, 400)) + list(range(1000, 1300)))  # 50 indexed keys, 550 new ones
-    one = SnapshotBucketAssigner(table, restore.index_files)
+    one = SnapshotBucketAssigner(table.store, restore.index_files)
     whole, new = one.assign(keys)
     assert new.tolist() == [k >= 150 for k in keys.column("id").to_pylist()]
     # another task, in another order and other batch sizes, from the same snapshot: the same buckets
-    other = SnapshotBucketAssigner(table, restore.index_files)
+    other = SnapshotBucketAssigner(table.store, restore.index_files)
     order = list(range(keys.num_rows))
     random.Random(3).shuffle(order)
     got = np.empty(keys.num_rows, np.int32)
@@ -245,13 +245,13 @@ def test_concurrent_commits_merge_unless_a_key_would_live_in_two_buckets(tmp_pat
     base = BucketRestore.from_table(table)
     candidates = rows(range(1000, 5000))
     ids = candidates.column("id").to_numpy()
-    at_base, _ = SnapshotBucketAssigner(table, base.index_files).assign(candidates)
+    at_base, _ = SnapshotBucketAssigner(table.store, base.index_files).assign(candidates)
     assert set(at_base.tolist()) == {1, 2}  # bucket 0 is full: two new ones, as initial-buckets says
     # a write from the base snapshot puts 5 keys into bucket 2 and commits
     table.new_commit().commit(task_write(table, base, 1, rows(ids[at_base == 2][:5].tolist(), v=2)),
                               base_snapshot_id=base.snapshot_id)
     newer = BucketRestore.from_table(Table.load(path))
-    at_newer, _ = SnapshotBucketAssigner(table, newer.index_files).assign(candidates)
+    at_newer, _ = SnapshotBucketAssigner(table.store, newer.index_files).assign(candidates)
     disputed = ids[(at_base == 1) & (at_newer == 2)][:2].tolist()  # bucket 1 then, bucket 2 now
     agreed = ids[(at_base == 1) & (at_newer == 1)][:5].tolist()
     assert len(disputed) == 2 and len(agreed) == 5

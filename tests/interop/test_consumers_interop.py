@@ -133,7 +133,7 @@ def test_a_consumer_java_records_holds_our_expiry_and_we_resume_from_it(java_ora
     written = (Path(table_path) / "consumer" / "consumer-flink-job").read_text()
     assert written == Consumer(5).to_json() == '{\n  "nextSnapshot" : 5\n}'
     table = Table.load(table_path)
-    assert ConsumerManager.of(table).consumers() == {"flink-job": 5}
+    assert ConsumerManager.of(table.store).consumers() == {"flink-job": 5}
     # keep one snapshot, whatever its age: the consumer still needs 5 and 6
     assert expire_snapshots(table, retain_min=1, retain_max=1, time_retained_ms=0).expired == [1, 2, 3, 4]
     assert table.snapshot_manager.list_ids() == [5, 6]
@@ -161,7 +161,7 @@ def test_a_consumer_we_record_is_javas(java_oracle, table_path):
     assert out["expired"] == 3 and out["snapshots"] == [4, 5, 6]
     assert out["plans"] == [[], expected_delta(COMMITS[3]), expected_delta(COMMITS[4]), expected_delta(COMMITS[5])]
     # our record is untouched by Java's read (Java records only when a checkpoint completes)
-    assert ConsumerManager.of(Table.load(table_path)).consumers() == {"spark-job": 4}
+    assert ConsumerManager.of(Table.load(table_path).store).consumers() == {"spark-job": 4}
 
     # consumer.expiration-time: Java's committer deletes a consumer not written for longer, as ours does
     procedures.reset_consumer(table_path, "fresh", 5)
@@ -170,4 +170,4 @@ def test_a_consumer_we_record_is_javas(java_oracle, table_path):
     os.utime(stale, (two_hours_ago, two_hours_ago))
     commit_changes(table_path, [SetOption("consumer.expiration-time", "1 h")])
     java_oracle.exec(table_path, JAVA_COMMITS)
-    assert ConsumerManager.of(Table.load(table_path)).consumers() == {"fresh": 5}
+    assert ConsumerManager.of(Table.load(table_path).store).consumers() == {"fresh": 5}

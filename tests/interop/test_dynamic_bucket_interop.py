@@ -65,13 +65,13 @@ class Model:
         assert got == self.rows
         indexed: dict[tuple[str, int], set[int]] = defaultdict(set)
         types = [f.type for f in table.table_schema.partition_fields]
-        for e in snapshot_index_entries(table, table.latest_snapshot()):
+        for e in snapshot_index_entries(table.store, table.latest_snapshot()):
             dt = deserialize_row(e.partition, types)[0]
-            hashes = read_hash_index(table, e.partition, e.bucket, e.index_file)
+            hashes = read_hash_index(table.store, e.partition, e.bucket, e.index_file)
             assert not indexed[(dt, e.bucket)] and e.index_file.row_count == len(hashes) <= TARGET
             indexed[(dt, e.bucket)] = set(hashes.tolist())
         keys = sorted(self.written)
-        hashes = key_hashes(table, pa.table({"id": pa.array([k[0] for k in keys], pa.int32()),
+        hashes = key_hashes(table.store, pa.table({"id": pa.array([k[0] for k in keys], pa.int32()),
                                              "dt": [k[1] for k in keys]}))
         expected: dict[str, set[int]] = defaultdict(set)
         for (_, dt), h in zip(keys, hashes.tolist()):

@@ -73,7 +73,7 @@ def assert_beside_the_data(path: str, kinds: set[str]) -> None:
     assert {e.index_file.index_type for e in entries} == kinds
     for e in entries:
         assert e.index_file.external_path is None
-        assert (Path(path) / bucket_dir(t, e.partition, e.bucket) / e.index_file.file_name).is_file()
+        assert (Path(path) / bucket_dir(t.store, e.partition, e.bucket) / e.index_file.file_name).is_file()
     assert not (Path(path) / "index").exists() or not os.listdir(Path(path) / "index")
 
 
@@ -85,10 +85,10 @@ def assert_one_bucket_per_key(path: str) -> None:
     found: dict[tuple, set[int]] = {}
     for split in t.new_scan().plan():
         for b in t.new_read().read(split):
-            hashes = key_hashes(t, pa.Table.from_batches([b]))
+            hashes = key_hashes(t.store, pa.Table.from_batches([b]))
             found.setdefault((split.partition, split.bucket), set()).update(hashes.tolist())
-    indexed = {(e.partition, e.bucket): set(read_hash_index(t, e.partition, e.bucket, e.index_file).tolist())
-               for e in snapshot_index_entries(t, t.latest_snapshot())}
+    indexed = {(e.partition, e.bucket): set(read_hash_index(t.store, e.partition, e.bucket, e.index_file).tolist())
+               for e in snapshot_index_entries(t.store, t.latest_snapshot())}
     assert all(hs <= indexed[key] for key, hs in found.items())
     for (p, b), hs in indexed.items():
         assert not any(hs & other for (p2, b2), other in indexed.items() if p2 == p and b2 != b)
@@ -143,7 +143,7 @@ def move_index_files_beside_the_data(path: str) -> int:
         for e in index_entries(path, sid):
             src = Path(path) / "index" / e.index_file.file_name
             if src.exists():
-                dst = Path(path) / bucket_dir(t, e.partition, e.bucket) / e.index_file.file_name
+                dst = Path(path) / bucket_dir(t.store, e.partition, e.bucket) / e.index_file.file_name
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 src.rename(dst)
                 moved += 1
@@ -240,8 +240,9 @@ def test_external_paths_hold_index_files_with_their_location(pypaimon_oracle, ta
     write(table_path, data(range(20, 60), "b"), options)
     entries = index_entries(table_path)
     assert sorted(e.index_file.index_type for e in entries) == [DELETION_VECTORS_INDEX] * 2 + [HASH_INDEX] * 2
+    store = Table.load(table_path).store
     for e in entries:
-        assert e.index_file.external_path == f"file:{ext}/{bucket_dir(Table.load(table_path), e.partition, e.bucket)}" \
+        assert e.index_file.external_path == f"file:{ext}/{bucket_dir(store, e.partition, e.bucket)}" \
                                              f"/{e.index_file.file_name}"
         assert Path(e.index_file.external_path[len("file:"):]).is_file()
     assert index_files_on_disk(table_path) == []
@@ -260,7 +261,7 @@ def test_expiry_orphans_and_abort_beside_the_data(pypaimon_oracle, table_path, m
     for r in range(1, 4):
         write(table_path, data(range(r * 15, r * 15 + 20), f"r{r}-"), options)
     t = Table.load(table_path)
-    live = {f"{bucket_dir(t, e.partition, e.bucket)}/{e.index_file.file_name}" for e in index_entries(table_path)}
+    live = {f"{bucket_dir(t.store, e.partition, e.bucket)}/{e.index_file.file_name}" for e in index_entries(table_path)}
     before = set(index_files_on_disk(table_path))
     assert live < before  # older snapshots' index files are still there
     expected = rows(Table.load(table_path).to_arrow())
@@ -286,7 +287,7 @@ def test_expiry_orphans_and_abort_beside_the_data(pypaimon_oracle, table_path, m
     assert set(index_files_on_disk(table_path)) == before
     compact_in_process(Table.load(table_path), None)  # lifts level 0 for real
     t = Table.load(table_path)
-    live = {f"{bucket_dir(t, e.partition, e.bucket)}/{e.index_file.file_name}" for e in index_entries(table_path)}
+    live = {f"{bucket_dir(t.store, e.partition, e.bucket)}/{e.index_file.file_name}" for e in index_entries(table_path)}
     before = set(index_files_on_disk(table_path))
     expected = rows(t.to_arrow())
     assert expected == rows(pypaimon_oracle.read(table_path))

@@ -142,7 +142,7 @@ def test_changelog_files_take_the_number_of_their_run(table_path):
     changelog = [f for m in messages for f in m.changelog_files]
     assert file_sequences(data) == file_sequences(changelog) == [RUNS_PER_TASK + r for r in range(3)]
     for run, f in enumerate(sorted(changelog, key=lambda f: f.min_sequence_number)):
-        kv = pa.concat_tables(read_kv_file(table, f"{table.root}/bucket-0/{f.file_name}", f.schema_id))
+        kv = pa.concat_tables(read_kv_file(table.store, f"{table.root}/bucket-0/{f.file_name}", f.schema_id))
         assert set(kv.column(SEQ).to_pylist()) == {RUNS_PER_TASK + run}
         # the run's input rows, stably sorted by key: a key's rows stay in arrival order
         expected = batches[run].take(pa.array(np.argsort(batches[run].column("id").to_numpy(), kind="stable")))
@@ -156,7 +156,7 @@ def test_a_writer_that_owns_its_bucket_numbers_every_row(table_path):
     write.write_arrow(rows([5, 1, 5, 2], 0))
     (message,) = write.prepare_commit()
     (f,) = message.new_files
-    kv = pa.concat_tables(read_kv_file(table, f"{table.root}/bucket-0/{f.file_name}", f.schema_id))
+    kv = pa.concat_tables(read_kv_file(table.store, f"{table.root}/bucket-0/{f.file_name}", f.schema_id))
     # merged per key (the later 5 kept), each row with its own number as Paimon's single writer gives
     assert kv.select(["id", SEQ]).to_pylist() == [{"id": 1, SEQ: 1}, {"id": 2, SEQ: 3}, {"id": 5, SEQ: 2}]
     assert (f.min_sequence_number, f.max_sequence_number) == (1, 3)

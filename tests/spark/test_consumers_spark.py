@@ -30,7 +30,7 @@ def commit(path: str, c: int) -> list[Row]:
 
 
 def consumers(path: str) -> dict[str, int]:
-    return ConsumerManager.of(Table.load(path)).consumers()
+    return ConsumerManager.of(Table.load(path).store).consumers()
 
 
 class Watched(Query):

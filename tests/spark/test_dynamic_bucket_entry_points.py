@@ -262,8 +262,8 @@ def index_of_unpartitioned(path: str) -> dict[tuple[str, int], set]:
     from paimon_ds.index.bucket_assigner import snapshot_index_entries
     from paimon_ds.index.hash_index import read_hash_index
     table = Table.load(path)
-    return {("", e.bucket): set(read_hash_index(table, e.partition, e.bucket, e.index_file).tolist())
-            for e in snapshot_index_entries(table, table.latest_snapshot())}
+    return {("", e.bucket): set(read_hash_index(table.store, e.partition, e.bucket, e.index_file).tolist())
+            for e in snapshot_index_entries(table.store, table.latest_snapshot())}
 
 
 @pytest.mark.parametrize("initial", [None, 4])

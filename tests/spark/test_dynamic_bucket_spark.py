@@ -45,7 +45,7 @@ def test_dynamic_bucket_write_upsert_and_java_reads(spark, table_path, java_orac
     # keys per bucket, from the hash index: none beyond the target; about n / 100 buckets per partition
     from paimon_ds.index.bucket_assigner import snapshot_index_entries
     table = Table.load(table_path)
-    entries = snapshot_index_entries(table, table.latest_snapshot())
+    entries = snapshot_index_entries(table.store, table.latest_snapshot())
     scan = table.new_scan()
     keys_per_bucket = {(scan.partition_dir(e.partition), e.bucket): e.index_file.row_count for e in entries}
     assert max(keys_per_bucket.values()) <= 100
