@@ -66,11 +66,10 @@ def _round(acc: np.ndarray, lane: np.ndarray) -> np.ndarray:
 
 
 def _read(data: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
-    """Little-endian unsigned integers of ``width`` bytes at byte offsets ``pos`` of ``data``."""
-    out = np.zeros(len(pos), dtype=_U)
-    for k in range(width):
-        out |= data[pos + k].astype(_U) << _U(8 * k)
-    return out
+    """Little-endian unsigned integers of ``width`` (4 or 8) bytes at byte offsets ``pos`` of ``data`` (padded
+    with 8 bytes): one gather of overlapping windows, viewed as integers."""
+    windows = np.lib.stride_tricks.as_strided(data, shape=(len(data) - 7, width), strides=(1, 1))
+    return np.ascontiguousarray(windows[pos]).view("<u8" if width == 8 else "<u4").ravel().astype(_U)
 
 
 def xxhash64(values: pa.Array) -> np.ndarray:
@@ -104,20 +103,20 @@ def xxhash64(values: pa.Array) -> np.ndarray:
         pos = start + stripes * 32
         rest = length - stripes * 32
         while True:
-            m = np.nonzero(rest >= 8)[0]
-            if not len(m):
+            m = _rows_with(rest, 8)
+            if m is None:
                 break
-            h[m] = _rotl(h[m] ^ _round(np.zeros(len(m), _U), _read(data, pos[m], 8)), 27) * _P1 + _P4
+            h[m] = _rotl(h[m] ^ _round(np.zeros(len(pos[m]), _U), _read(data, pos[m], 8)), 27) * _P1 + _P4
             pos[m] += 8
             rest[m] -= 8
-        m = np.nonzero(rest >= 4)[0]
-        if len(m):
+        m = _rows_with(rest, 4)
+        if m is not None:
             h[m] = _rotl(h[m] ^ (_read(data, pos[m], 4) * _P1), 23) * _P2 + _P3
             pos[m] += 4
             rest[m] -= 4
         while True:
-            m = np.nonzero(rest > 0)[0]
-            if not len(m):
+            m = _rows_with(rest, 1)
+            if m is None:
                 break
             h[m] = _rotl(h[m] ^ (data[pos[m]].astype(_U) * _P5), 11) * _P1
             pos[m] += 1
@@ -128,6 +127,16 @@ def xxhash64(values: pa.Array) -> np.ndarray:
         h *= _P3
         h ^= h >> _U(32)
     return h.view(np.int64)
+
+
+def _rows_with(rest: np.ndarray, n: int) -> slice | np.ndarray | None:
+    """The rows with at least ``n`` bytes left: all of them as a slice (no gather: values of one length, the
+    common case), else their indices; None if none."""
+    has = rest >= n
+    if has.all():
+        return slice(None)
+    m = np.nonzero(has)[0]
+    return m if len(m) else None
 
 
 def long_hash(key: np.ndarray) -> np.ndarray:
@@ -183,16 +192,13 @@ _PER_SECOND = {"s": 1, "ms": 1000, "us": 1_000_000, "ns": 1_000_000_000}
 
 # ---------------------------------------------------------------- bloom filter (BloomFilter64)
 def _positions(hashes: np.ndarray, num_hashes: int, num_bits: int) -> np.ndarray:
-    """Bit positions of each hash, one row per hash function (int64, in [0, num_bits))."""
+    """Bit positions of each hash, one row per hash function (in [0, num_bits))."""
     h1 = hashes.astype(np.int32)  # the low 32 bits
     h2 = (hashes >> 32).astype(np.int32)
-    out = np.empty((num_hashes, len(hashes)), dtype=np.int64)
     with np.errstate(over="ignore"):
-        for i in range(1, num_hashes + 1):
-            combined = h1 + np.int32(i) * h2
-            combined = np.where(combined < 0, ~combined, combined)
-            out[i - 1] = combined.astype(np.int64) % num_bits
-    return out
+        combined = h1[None, :] + np.arange(1, num_hashes + 1, dtype=np.int32)[:, None] * h2[None, :]
+    np.invert(combined, out=combined, where=combined < 0)  # flipped when negative: now in [0, 2^31)
+    return combined % np.int32(num_bits)
 
 
 class BloomFilter:
