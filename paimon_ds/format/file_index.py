@@ -37,6 +37,7 @@ MAGIC = 1493475289347502
 VERSION = 1
 EMPTY_INDEX = -1
 BLOOM_FILTER = "bloom-filter"
+BITMAP = "bitmap"
 INDEX_FILE_SUFFIX = ".index"
 DEFAULT_ITEMS = 1_000_000
 DEFAULT_FPP = 0.1
@@ -362,6 +363,8 @@ def index_may_match(index: Mapping[str, Mapping[str, bytes | None]], predicate: 
             return False  # an empty index: the file holds no value of the column
         if index_type == BLOOM_FILTER and not _bloom_may_match(blob, t, predicate.literals):
             return False
+        if index_type == BITMAP and not _bitmap_may_match(blob, t, predicate.literals):
+            return False
     return True
 
 
@@ -373,3 +376,70 @@ def _bloom_may_match(blob: bytes, t: DataType, literals: Sequence[Any]) -> bool:
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
         return True  # a literal of another type: not tested here
     return bool(BloomFilter.from_bytes(blob).may_contain(fast_hash(values, t)).any())
+
+
+# ---------------------------------------------------------------- bitmap (BitmapFileIndex, read only)
+# Its head (BitmapFileIndexMeta, version 1), big-endian: version (1 byte), row count (4), distinct non-null
+# values (4), has nulls (1), [null bitmap offset (4)], then per value: the value, its bitmap's offset (4); then
+# the values' roaring bitmaps. A file holds a value iff the value is in the head: `=` and `IN` need no bitmap.
+_BITMAP_VALUES = {"TINYINT": ">b", "BOOLEAN": ">b", "SMALLINT": ">h", "INT": ">i", "DATE": ">i", "TIME": ">i",
+                  "BIGINT": ">q", "TIMESTAMP": ">q", "TIMESTAMP_LTZ": ">q", "FLOAT": ">f", "DOUBLE": ">d"}
+
+
+def bitmap_values(blob: bytes, t: DataType) -> set[Any] | None:
+    """The distinct non-null values a bitmap index lists (strings as UTF-8 bytes, timestamps as milliseconds up to
+    precision 3, else microseconds); None for a version or type this reader does not know. One step per distinct
+    value: bitmap indexes are for columns of few values."""
+    if not blob or blob[0] != 1:
+        return None
+    _, distinct, has_null = struct.unpack_from(">ii?", blob, 1)
+    pos = 10 + (4 if has_null else 0)
+    out: set[Any] = set()
+    if t.root in ("CHAR", "VARCHAR"):
+        for _ in range(distinct):
+            n = struct.unpack_from(">i", blob, pos)[0]
+            out.add(bytes(blob[pos + 4: pos + 4 + n]))
+            pos += 8 + n
+        return out
+    fmt = _BITMAP_VALUES.get(t.root)
+    if fmt is None:
+        return None
+    entries = np.frombuffer(blob, dtype=np.dtype([("v", fmt), ("offset", ">i4")]), count=distinct, offset=pos)
+    return set(entries["v"].tolist())
+
+
+def _bitmap_keys(literals: Sequence[Any], t: DataType) -> list[Any] | None:
+    """``literals`` as bitmap_values gives a file's values; None if they do not convert to the column's type."""
+    try:
+        values = pa.array(list(literals), type=to_arrow_type(t))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+        return None
+    root = t.root
+    if root in ("CHAR", "VARCHAR"):
+        return [v.encode("utf-8") for v in values.to_pylist()]
+    if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        per_target = 1000 if t.precision <= 3 else 1_000_000
+        per_unit = _PER_SECOND[values.type.unit]
+        raw = values.cast(pa.int64()).to_numpy(zero_copy_only=False)
+        scaled = raw * (per_target // per_unit) if per_unit <= per_target else raw // (per_unit // per_target)
+        return scaled.tolist()
+    if root == "TIME":
+        unit = values.type.unit
+        raw = values.cast(pa.int64() if pa.types.is_time64(values.type) else pa.int32()).to_numpy(
+            zero_copy_only=False).astype(np.int64)
+        return (raw * 1000 if unit == "s" else raw // (_PER_SECOND[unit] // 1000)).tolist()
+    if root == "DATE":
+        return values.cast(pa.int32()).to_pylist()
+    if root == "BOOLEAN":
+        return [int(v) for v in values.to_pylist()]
+    if root == "FLOAT":
+        return np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float32).tolist()
+    return values.to_pylist()
+
+
+def _bitmap_may_match(blob: bytes, t: DataType, literals: Sequence[Any]) -> bool:
+    if any(v is None for v in literals):
+        return True
+    keys = _bitmap_keys(literals, t)
+    values = bitmap_values(blob, t) if keys is not None else None
+    return values is None or any(k in values for k in keys)

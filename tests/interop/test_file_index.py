@@ -183,3 +183,32 @@ def test_java_skips_files_with_indexes_written_here(java_oracle, tmp_path, layou
         os.remove(f"{path}/bucket-0/{entries[k].file.file_name}")
     out = json.loads(java_oracle.exec(path, java_script(JAVA_FILTERED, QUERIES=queries[:1])).strip().splitlines()[-1])
     assert out[0]["ids"] == list(range(1, 40, 4))
+
+
+BITMAP_COLUMNS = [c for c in COLUMNS if c != "b"]  # Java's bitmap index refuses binary columns
+BITMAPS = {"embedded": {"file-index.bitmap.columns": ",".join(BITMAP_COLUMNS),
+                        "file-index.in-manifest-threshold": "64 kb"},
+           "side-file": {"file-index.bitmap.columns": ",".join(BITMAP_COLUMNS)}}  # ~1 KB: over 500 B
+
+
+@pytest.mark.parametrize("layout", sorted(BITMAPS))
+def test_java_written_bitmap_indexes_skip_files(java_oracle, tmp_path, layout):
+    """Java 0.9's bitmap indexes (BitmapFileIndex): a file holds a value iff its index's head lists it."""
+    path = str(tmp_path / "wh" / "db.db" / "t")
+    commits = [[plain_row(i) for i in range(k, 40, 4)] for k in range(4)]
+    java_oracle.exec(path, java_script(JAVA_WRITE, FIELDS=FIELDS, OPTIONS=BITMAPS[layout], COMMITS=commits))
+    entries = files_by_commit(path)
+    for e in entries.values():
+        f = e.file
+        assert (f.embedded_index is not None) == (layout == "embedded")
+        assert bool(f.extra_files) == (layout == "side-file")
+    for n, column in enumerate(BITMAP_COLUMNS):
+        i = 6 + 3 * n
+        assert planned(path, Leaf("=", column, (literal(column, i),))) == {entries[i % 4].file.file_name}, column
+        assert planned(path, Leaf("in", column, (literal(column, i), literal(column, i + 2)))) == {
+            entries[i % 4].file.file_name, entries[(i + 2) % 4].file.file_name}, column
+    t = Table.load(path)
+    for k in (0, 2, 3):
+        os.remove(f"{t.root}/bucket-0/{entries[k].file.file_name}")
+    got = t.scan(filter="s = 's21' OR id IN (9, 33)").to_arrow()
+    assert sorted(got.column("id").to_pylist()) == [9, 21, 33]
