@@ -369,6 +369,9 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("file-index.bloom-filter.#.items", 1_000_000, _positive_int,
            "Expected distinct values of column #'s bloom filter per data file (sizes the filter)."),
     Option("file-index.bloom-filter.#.fpp", 0.1, _fraction, "False-positive rate of column #'s bloom filter."),
+    Option("file-index.bitmap.columns", None, parse_list, "Append tables: columns each data file gets a bitmap "
+           "index of (the rows of each distinct value, as Java Paimon's), which scans filtering them by `=` or `IN` "
+           "test to skip the file; for columns of few distinct values."),
     Option("file-index.in-manifest-threshold", 500, parse_memory_size, "A data file's index of at most this "
            "many bytes is kept in its manifest entry, a larger one in `<data file>.index` beside it.",
            shown_default="500 b"),

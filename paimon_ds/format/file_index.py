@@ -240,6 +240,11 @@ def _java_round(x: float) -> int:
 
 
 # ---------------------------------------------------------------- options
+def bitmap_columns(options: Any) -> list[str]:
+    """Columns with a bitmap index (`file-index.bitmap.columns`)."""
+    return list(options.get("file-index.bitmap.columns") or [])
+
+
 def bloom_filter_columns(options: Any) -> dict[str, tuple[int, float]]:
     """Columns with a bloom filter (`file-index.bloom-filter.columns`) -> (items, fpp)."""
     out = {}
@@ -318,26 +323,45 @@ def read_index_file(data: bytes) -> dict[str, dict[str, bytes | None]]:
 class FileIndexBuilder:
     """The index of one data file being written: ``update`` with each row group, ``result`` once at the end."""
 
-    def __init__(self, columns: Mapping[str, tuple[int, float]], types: Mapping[str, DataType]) -> None:
-        """``columns``: column -> (items, fpp) of its bloom filter; ``types``: the file's column types."""
-        self.types = {}
-        self.filters = {}
-        for column, (items, fpp) in columns.items():
+    def __init__(self, columns: Mapping[str, tuple[int, float]], types: Mapping[str, DataType],
+                 bitmap_columns: Sequence[str] = ()) -> None:
+        """``columns``: column -> (items, fpp) of its bloom filter; ``bitmap_columns``: columns with a bitmap
+        index; ``types``: the file's column types."""
+        self.types: dict[str, DataType] = {}
+        self.filters: dict[str, BloomFilter] = {}
+        self.bitmaps: dict[str, list[pa.Array]] = {}
+        for column in [*columns, *bitmap_columns]:
             t = types.get(column)
             if t is None:
                 raise ValueError(f"file index column {column!r} does not exist in the table")
+            self.types[column] = t
+        for column, (items, fpp) in columns.items():
+            t = self.types[column]
             if not bloom_filter_supports(t):
                 raise ValueError(f"a bloom-filter file index does not support column {column!r} of type {t.sql()}")
-            self.types[column] = t
             self.filters[column] = BloomFilter.sized(items, fpp)
+        for column in bitmap_columns:
+            t = self.types[column]
+            if not bitmap_supports(t):
+                raise ValueError(f"a bitmap file index does not support column {column!r} of type {t.sql()}")
+            self.bitmaps[column] = []
 
     def update(self, data: pa.Table) -> None:
         for column, bloom in self.filters.items():
             values = pc.unique(data.column(column))  # hash each distinct value once
             bloom.add(fast_hash(values, self.types[column]))
+        for column, parts in self.bitmaps.items():
+            parts.extend(data.column(column).chunks)
 
     def result(self) -> bytes:
-        return write_index_file({c: {BLOOM_FILTER: f.to_bytes()} for c, f in self.filters.items()})
+        indexes: dict[str, dict[str, bytes | None]] = {}
+        for column, bloom in self.filters.items():
+            indexes.setdefault(column, {})[BLOOM_FILTER] = bloom.to_bytes()
+        for column, parts in self.bitmaps.items():
+            t = self.types[column]
+            values = pa.concat_arrays(parts) if parts else pa.array([], to_arrow_type(t))
+            indexes.setdefault(column, {})[BITMAP] = bitmap_index_bytes(values, t)
+        return write_index_file(indexes)
 
 
 # ---------------------------------------------------------------- reading
@@ -414,6 +438,12 @@ def _bitmap_keys(literals: Sequence[Any], t: DataType) -> list[Any] | None:
         values = pa.array(list(literals), type=to_arrow_type(t))
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
         return None
+    return bitmap_keys(values, t)
+
+
+def bitmap_keys(values: pa.Array, t: DataType) -> list[Any]:
+    """The non-null ``values`` of a column of type ``t`` as a bitmap index stores them: strings as UTF-8 bytes,
+    timestamps as milliseconds (precision up to 3) or microseconds, dates as days, times as milliseconds."""
     root = t.root
     if root in ("CHAR", "VARCHAR"):
         return [v.encode("utf-8") for v in values.to_pylist()]
@@ -443,3 +473,66 @@ def _bitmap_may_match(blob: bytes, t: DataType, literals: Sequence[Any]) -> bool
     keys = _bitmap_keys(literals, t)
     values = bitmap_values(blob, t) if keys is not None else None
     return values is None or any(k in values for k in keys)
+
+
+def bitmap_supports(t: DataType) -> bool:
+    """Types BitmapFileIndexMeta stores (not BINARY, DECIMAL or nested types)."""
+    return t.root in _BITMAP_VALUES or t.root in ("CHAR", "VARCHAR")
+
+
+def _roaring(rows: np.ndarray) -> bytes:
+    """A RoaringBitmap's portable serialization of sorted distinct ``rows`` (uint32): the no-run layout (cookie
+    12346, container count, per container its key and cardinality - 1, then the containers' offsets; an array
+    container is its 16-bit values, a container of more than 4096 values a 65536-bit bitmap), all little-endian.
+    Java serializes after runOptimize, which may pick run containers; readers take either."""
+    keys = (rows >> 16).astype(np.uint16)
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(rows) else np.zeros(0, np.int64)
+    ends = np.r_[starts[1:], len(rows)].astype(np.int64)
+    low = (rows & 0xFFFF).astype("<u2")
+    bodies = []
+    for a, b in zip(starts, ends):  # one step per 65536-row block of the file
+        part = low[a:b]
+        if b - a <= 4096:
+            bodies.append(part.tobytes())
+        else:
+            bits = np.zeros(65536, dtype=bool)
+            bits[part] = True
+            bodies.append(np.packbits(bits, bitorder="little").tobytes())
+    n = len(starts)
+    head = struct.pack("<ii", 12346, n)
+    head += b"".join(struct.pack("<HH", int(keys[a]), int(b - a - 1)) for a, b in zip(starts, ends))
+    offset = len(head) + 4 * n
+    for body in bodies:
+        head += struct.pack("<i", offset)
+        offset += len(body)
+    return head + b"".join(bodies)
+
+
+def bitmap_index_bytes(values: pa.Array, t: DataType) -> bytes:
+    """A bitmap index of a file's column ``values`` (BitmapFileIndex version 1): per distinct value the rows
+    holding it (a single row as -1 - row in place of an offset, as Java writes it). One step per distinct value:
+    bitmap indexes are for columns of few values."""
+    n = len(values)
+    null_rows = np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False)).astype(np.uint32)
+    encoded = pc.dictionary_encode(values)
+    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    keys = bitmap_keys(encoded.dictionary, t)
+    order = np.argsort(codes, kind="stable")
+    counts = np.bincount(codes[codes >= 0], minlength=len(keys))
+    bounds = np.r_[0, np.cumsum(counts)] + (len(codes) - int(counts.sum()))  # nulls (-1) sort first
+    body = bytearray()
+    null_bytes = _roaring(null_rows) if len(null_rows) > 1 else b""
+    body += null_bytes
+    fmt = _BITMAP_VALUES.get(t.root)
+    head = bytearray(struct.pack(">bii?", 1, n, len(keys), len(null_rows) > 0))
+    if len(null_rows):
+        head += struct.pack(">i", -1 - int(null_rows[0]) if len(null_rows) == 1 else 0)
+    for code, key in enumerate(keys):
+        rows = np.sort(order[bounds[code]:bounds[code + 1]]).astype(np.uint32)
+        head += struct.pack(">i", len(key)) + key if fmt is None else struct.pack(fmt, key)
+        if len(rows) == 1:
+            head += struct.pack(">i", -1 - int(rows[0]))
+        else:
+            head += struct.pack(">i", len(body))
+            body += _roaring(rows)
+    return bytes(head + body)

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from ..external_paths import new_data_file_path
 from ..format.data_file import DataFileWriter, level_compression, level_format
-from ..format.file_index import INDEX_FILE_SUFFIX, FileIndexBuilder, bloom_filter_columns
+from ..format.file_index import INDEX_FILE_SUFFIX, FileIndexBuilder, bitmap_columns, bloom_filter_columns
 from ..format.stats import StatsCollector
 from ..manifest.meta import DataFileMeta, FileSource
 from .names import DataFileNamer
@@ -200,6 +200,7 @@ class AppendFileWriter(RollingFileWriter):
         self._stats: StatsCollector | None = None
         # `file-index.*`: each file's index, as Java's DataFileIndexWriter (format/file_index.py)
         self.index_columns = bloom_filter_columns(table.options)
+        self.bitmap_columns = bitmap_columns(table.options)
         self._index: FileIndexBuilder | None = None
 
     def split_files(self, data: pa.Table) -> bool:
@@ -228,9 +229,10 @@ class AppendFileWriter(RollingFileWriter):
 
     def start_file(self, data: pa.Table) -> None:
         self._stats = StatsCollector(self.types, self.stats_mode)
-        if self.index_columns:
+        if self.index_columns or self.bitmap_columns:
             self._index = FileIndexBuilder(self.index_columns,
-                                           {f.name: f.type for f in self.table.table_schema.fields})
+                                           {f.name: f.type for f in self.table.table_schema.fields},
+                                           self.bitmap_columns)
 
     def observe(self, data: pa.Table) -> None:
         assert self._stats is not None

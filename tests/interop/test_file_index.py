@@ -212,3 +212,57 @@ def test_java_written_bitmap_indexes_skip_files(java_oracle, tmp_path, layout):
         os.remove(f"{t.root}/bucket-0/{entries[k].file.file_name}")
     got = t.scan(filter="s = 's21' OR id IN (9, 33)").to_arrow()
     assert sorted(got.column("id").to_pylist()) == [9, 21, 33]
+
+
+# Java: per query [column, op, value] ("eq" / "null"), the data files its scan plans and its read's row count
+JAVA_BITMAP_QUERIES = """
+t = catalog.get_table(ident)._j_table
+names = [f.name() for f in t.rowType().getFields()]
+out = []
+for column, op, value in QUERIES:
+    pb = J.predicate.PredicateBuilder(t.rowType())
+    i = names.index(column)
+    predicate = pb.isNull(i) if op == "null" else pb.equal(i, D.BinaryString.fromString(value))
+    rb = jvm.InvocationUtil.getReadBuilder(t).withFilter(predicate)
+    read = rb.newRead()
+    files, rows = [], 0
+    for split in rb.newScan().plan().splits():
+        files += [str(f.fileName()) for f in split.dataFiles()]
+        it = J.reader.RecordReaderIterator(read.createReader(split))
+        while it.hasNext():
+            it.next()
+            rows += 1
+        it.close()
+    out.append({"files": sorted(files), "rows": rows})
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("threshold", ["1 mb", "500 b"])
+def test_java_reads_bitmap_indexes_written_here(java_oracle, tmp_path, threshold):
+    """Bitmaps of many rows (array and bitmap containers, two 65536-row blocks) and of nulls, which Java's
+    reader deserializes (RoaringBitmap32) to decide: in the manifest (1 MB threshold) or beside the data."""
+    path = str(tmp_path / "wh" / "db.db" / "t")
+    opts = {"bucket": "-1", "file-index.bitmap.columns": "g", "file-index.in-manifest-threshold": threshold}
+    n = 70_000
+    first = pa.table({"id": pa.array(range(n), pa.int32()),
+                      "g": pa.array(["a" if i % 7 else "b" for i in range(n)])})
+    second = pa.table({"id": pa.array(range(n, n + 10), pa.int32()),
+                       "g": pa.array([None if i % 2 else "c" for i in range(10)], pa.string())})
+    write_arrow(path, first, options=opts)
+    write_arrow(path, second, options=opts)
+    t = Table.load(path)
+    entries = sorted(t.new_scan().read_entries(), key=lambda e: e.file.row_count)
+    small, big = entries[0].file.file_name, entries[1].file.file_name
+    assert (entries[1].file.embedded_index is None) == (threshold == "500 b")
+    queries = [["g", "eq", "a"], ["g", "eq", "b"], ["g", "eq", "c"], ["g", "null", None], ["g", "eq", "zz"]]
+    out = json.loads(java_oracle.exec(path, java_script(JAVA_BITMAP_QUERIES, QUERIES=queries)).strip().splitlines()[-1])
+    if threshold == "1 mb":  # Java plans with embedded indexes
+        assert [q["files"] for q in out] == [[big], [big], [small], [small], []]
+    # either way, Java reads only the file holding the value (append files are read whole)
+    assert [q["rows"] for q in out] == [n, n, 10, 10, 0]
+    # and paimon_ds plans the same
+    for (column, op, value), q in zip(queries, out):
+        if op == "eq":
+            assert [f.file_name for s in t.new_scan(Leaf("=", column, (value,))).plan() for f in s.files] == (
+                [big] if q["rows"] == n else [small] if q["rows"] else [])
