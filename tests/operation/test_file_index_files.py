@@ -9,10 +9,12 @@ import os
 
 import pyarrow as pa
 
+from paimon_ds.catalog import Catalog
 from paimon_ds.format.file_index import INDEX_FILE_SUFFIX
 from paimon_ds.operation.compact import compact_in_process
 from paimon_ds.operation.maintenance import expire_snapshots, remove_orphan_files
 from paimon_ds.predicate import Leaf
+from paimon_ds.schema_change import RenameColumn, SetOption
 from paimon_ds.table import Table, write_arrow
 
 SIDE_FILE = {"file-index.bloom-filter.columns": "s", "file-index.bloom-filter.s.items": "2000", "bucket": "-1"}
@@ -58,3 +60,21 @@ def test_compacted_file_gets_its_index(tmp_path):
         entry.file.file_name]
     assert t.new_scan(Leaf("=", "s", ("s30",))).plan() == []
     assert sorted(t.scan(filter="s IN ('s3', 's27')").to_arrow().column("id").to_pylist()) == [3, 27]
+
+
+def test_index_follows_field_ids_across_a_rename(tmp_path):
+    """A file's index names the column as the file's schema did: a filter on the renamed column still tests it
+    (matched by field id). The file of rows 0..9 spans `s0`..`s9`, so only its index rules out `s13`."""
+    catalog = Catalog(str(tmp_path / "wh"))
+    catalog.create_database("db")
+    path = str(tmp_path / "wh" / "db.db" / "t")
+    write_arrow(path, _rows(0, 10), options=SIDE_FILE)
+    write_arrow(path, _rows(10, 20))
+    catalog.alter_table("db.t", [SetOption("file-index.bloom-filter.columns", "label"),
+                                     SetOption("file-index.bloom-filter.label.items", "2000"),
+                                     RenameColumn("s", "label")])
+    write_arrow(path, _rows(20, 30).rename_columns(["id", "label"]))
+    t = Table.load(path)
+    assert [len(s.files) for s in t.new_scan(Leaf("=", "label", ("s13",))).plan()] == [1]
+    assert [len(s.files) for s in t.new_scan(Leaf("=", "label", ("s25",))).plan()] == [1]
+    assert t.scan(filter="label IN ('s3', 's25')").to_arrow().column("id").to_pylist() == [3, 25]
