@@ -485,6 +485,9 @@ def _roaring(rows: np.ndarray) -> bytes:
     12346, container count, per container its key and cardinality - 1, then the containers' offsets; an array
     container is its 16-bit values, a container of more than 4096 values a 65536-bit bitmap), all little-endian.
     Java serializes after runOptimize, which may pick run containers; readers take either."""
+    if 0 < len(rows) <= 4096 and rows[0] >> 16 == rows[-1] >> 16:  # one array container: most values' bitmaps
+        return (struct.pack("<iiHHi", 12346, 1, int(rows[0] >> 16), len(rows) - 1, 16)
+                + (rows & 0xFFFF).astype("<u2").tobytes())
     keys = (rows >> 16).astype(np.uint16)
     starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(rows) else np.zeros(0, np.int64)
     ends = np.r_[starts[1:], len(rows)].astype(np.int64)
@@ -508,6 +511,9 @@ def _roaring(rows: np.ndarray) -> bytes:
     return head + b"".join(bodies)
 
 
+_INT = struct.Struct(">i")
+
+
 def bitmap_index_bytes(values: pa.Array, t: DataType) -> bytes:
     """A bitmap index of a file's column ``values`` (BitmapFileIndex version 1): per distinct value the rows
     holding it (a single row as -1 - row in place of an offset, as Java writes it). One step per distinct value:
@@ -527,12 +533,14 @@ def bitmap_index_bytes(values: pa.Array, t: DataType) -> bytes:
     head = bytearray(struct.pack(">bii?", 1, n, len(keys), len(null_rows) > 0))
     if len(null_rows):
         head += struct.pack(">i", -1 - int(null_rows[0]) if len(null_rows) == 1 else 0)
-    for code, key in enumerate(keys):
-        rows = np.sort(order[bounds[code]:bounds[code + 1]]).astype(np.uint32)
-        head += struct.pack(">i", len(key)) + key if fmt is None else struct.pack(fmt, key)
-        if len(rows) == 1:
-            head += struct.pack(">i", -1 - int(rows[0]))
+    order = order.astype(np.uint32)  # a stable sort: each value's rows in ascending order
+    starts, stops = bounds[:-1].tolist(), bounds[1:].tolist()
+    value_fmt = struct.Struct(fmt) if fmt is not None else None
+    for key, a, b in zip(keys, starts, stops):
+        head += struct.pack(">i", len(key)) + key if value_fmt is None else value_fmt.pack(key)
+        if b - a == 1:
+            head += _INT.pack(-1 - int(order[a]))
         else:
-            head += struct.pack(">i", len(body))
-            body += _roaring(rows)
+            head += _INT.pack(len(body))
+            body += _roaring(order[a:b])
     return bytes(head + body)
