@@ -176,6 +176,14 @@ def _max_buckets(text: str) -> int:
     return v
 
 
+def _fraction(text: str) -> float:
+    """A number strictly between 0 and 1 (Double.parseDouble's decimal forms)."""
+    v = float(str(text).strip())
+    if not 0 < v < 1:
+        raise ValueError(f"must be between 0 and 1 (exclusive), got {text!r}")
+    return v
+
+
 def _positive_int(text: str) -> int:
     v = parse_int(text)
     if v <= 0:
@@ -356,6 +364,18 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("manifest.format", "avro", _manifest_format, "Format of manifest files, manifest lists and index "
            "manifests: avro, parquet or orc (each file is read by its magic bytes, whatever the option says)."),
     Option("manifest.target-file-size", 8 << 20, parse_memory_size, "Target size of a manifest file."),
+    Option("file-index.bloom-filter.columns", None, parse_list, "Append tables: columns each data file gets a "
+           "bloom filter of (as Java Paimon's), which scans filtering them by `=` or `IN` test to skip the file."),
+    Option("file-index.bloom-filter.#.items", 1_000_000, _positive_int,
+           "Expected distinct values of column #'s bloom filter per data file (sizes the filter)."),
+    Option("file-index.bloom-filter.#.fpp", 0.1, _fraction, "False-positive rate of column #'s bloom filter."),
+    Option("file-index.bitmap.columns", None, parse_list, "Append tables: columns each data file gets a bitmap "
+           "index of (the rows of each distinct value, as Java Paimon's), which scans filtering them by `=` or `IN` "
+           "test to skip the file; for columns of few distinct values."),
+    Option("file-index.in-manifest-threshold", 500, parse_memory_size, "A data file's index of at most this "
+           "many bytes is kept in its manifest entry, a larger one in `<data file>.index` beside it.",
+           shown_default="500 b"),
+    Option("file-index.read.enabled", True, parse_bool, "Scans skip data files whose index says no row matches."),
     Option("manifest.merge-min-count", 30, _positive_int,
            "Manifests merged into fewer once a snapshot references more than this many."),
     Option("target-file-size", 256 << 20, parse_memory_size, "Data files roll over at this size (append tables)."),

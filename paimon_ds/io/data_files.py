@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from ..external_paths import new_data_file_path
 from ..format.data_file import DataFileWriter, level_compression, level_format
+from ..format.file_index import INDEX_FILE_SUFFIX, FileIndexBuilder, bitmap_columns, bloom_filter_columns
 from ..format.stats import StatsCollector
 from ..manifest.meta import DataFileMeta, FileSource
 from .names import DataFileNamer
@@ -197,6 +198,10 @@ class AppendFileWriter(RollingFileWriter):
         self.types = [f.type for f in table.table_schema.fields]
         self.stats_mode = table.options.get("metadata.stats-mode")
         self._stats: StatsCollector | None = None
+        # `file-index.*`: each file's index, as Java's DataFileIndexWriter (format/file_index.py)
+        self.index_columns = bloom_filter_columns(table.options)
+        self.bitmap_columns = bitmap_columns(table.options)
+        self._index: FileIndexBuilder | None = None
 
     def split_files(self, data: pa.Table) -> bool:
         # pyarrow encodes one file in one thread: a large write split into files of at least PARALLEL_FILE_BYTES
@@ -224,19 +229,39 @@ class AppendFileWriter(RollingFileWriter):
 
     def start_file(self, data: pa.Table) -> None:
         self._stats = StatsCollector(self.types, self.stats_mode)
+        if self.index_columns or self.bitmap_columns:
+            self._index = FileIndexBuilder(self.index_columns,
+                                           {f.name: f.type for f in self.table.table_schema.fields},
+                                           self.bitmap_columns)
 
     def observe(self, data: pa.Table) -> None:
         assert self._stats is not None
         self._stats.update(data)
+        if self._index is not None:
+            self._index.update(data)
 
     def file_meta(self, sink: DataFileSink, size: int) -> DataFileMeta:
         assert self._stats is not None
+        embedded, extra = self._finish_index(sink)
         return DataFileMeta(
             file_name=sink.name, file_size=size, row_count=self.rows,
             value_stats=self._stats.result(), min_sequence_number=0,
             max_sequence_number=max(0, self.rows - 1), schema_id=self.table.table_schema.id, level=0,
             creation_time=now_utc(), delete_row_count=0, file_source=FileSource.APPEND,
-            external_path=sink.external_path)
+            external_path=sink.external_path, extra_files=extra, embedded_index=embedded)
+
+    def _finish_index(self, sink: DataFileSink) -> tuple[bytes | None, tuple[str, ...]]:
+        """The file's index: in the manifest entry up to `file-index.in-manifest-threshold` bytes, else in
+        `<file>.index` beside the file, named in the entry's extra files."""
+        if self._index is None:
+            return None, ()
+        blob, self._index = self._index.result(), None
+        if len(blob) <= self.table.options.get("file-index.in-manifest-threshold"):
+            return blob, ()
+        path = sink.path + INDEX_FILE_SUFFIX
+        self.written_paths.append(path)
+        self.io.write_bytes(path, blob)
+        return None, (sink.name + INDEX_FILE_SUFFIX,)
 
 
 def now_utc() -> dt.datetime:

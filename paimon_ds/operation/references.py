@@ -89,14 +89,14 @@ class References:
         data_metas = [m for name in (snapshot.base_manifest_list, snapshot.delta_manifest_list)
                       for m in metas.get(name, [])]
         for e in live_entries(e for m in data_metas for e in mf.read(m.file_name)).values():
-            self.data.add(self.paths.data_path(e))
+            self.add_data_file(e)
         for name, ms in metas.items():
             self.manifests.add(name)
             self.manifests.update(m.file_name for m in ms)
             if name == snapshot.changelog_manifest_list:
                 for m in ms:
                     for e in mf.read(m.file_name):
-                        self.data.add(self.paths.data_path(e))
+                        self.add_data_file(e)
         if snapshot.index_manifest and snapshot.index_manifest not in self._index_manifests_read:
             # the index manifest and every index file it lists (hash indexes, deletion vectors), in `index/` or
             # beside the data (`index-file-in-data-file-dir`), or at a recorded external location
@@ -110,13 +110,20 @@ class References:
                 for e in entries:
                     self.data.add(index_file_rel(self.table.store, e.partition, e.bucket, e.index_file))
 
+    def add_data_file(self, e: ManifestEntry) -> None:
+        """A data file and its extra files (a file index `<file>.index`), which live beside it."""
+        path = self.paths.data_path(e)
+        self.data.add(path)
+        directory = path.rsplit("/", 1)[0]
+        self.data.update(f"{directory}/{extra}" for extra in e.file.extra_files)
+
     def add_delta_files(self, snapshot: Snapshot) -> None:
         """Files a snapshot's delta added or removed (everything its predecessor did not have live)."""
         mf = self.scan.manifest_file
         for m in self.read_list(snapshot.delta_manifest_list) or []:
             for e in mf.read(m.file_name):
                 if e.kind in (FileKind.ADD, FileKind.DELETE):
-                    self.data.add(self.paths.data_path(e))
+                    self.add_data_file(e)
 
     def add_table(self, table: Table) -> None:
         """Every snapshot, tag and changelog of ``table``'s branch."""

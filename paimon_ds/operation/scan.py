@@ -7,10 +7,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
+from struct import error as struct_error
 from typing import TYPE_CHECKING, Any
 
 from ..deletionvectors.index_file import DeletionFile, deletion_files
 from ..format.binary_row import deserialize_row
+from ..format.file_index import INDEX_FILE_SUFFIX, index_may_match, read_index_file
 from ..format.partition import POSTPONE_BUCKET, bucket_path, partition_path
 from ..index.manifest import DELETION_VECTORS_INDEX, IndexManifestFile
 from ..manifest.files import ManifestFile, ManifestList
@@ -141,7 +143,48 @@ class TableScan:
         with ThreadPoolExecutor(max_workers=min(16, max(1, len(metas)))) as pool:
             per_manifest = list(pool.map(lambda m: self.manifest_file.read(m.file_name), metas))
         live = live_entries(e for entries in per_manifest for e in entries)
-        return [e for e in live.values() if self._entry_may_match(e)]
+        kept = [e for e in live.values() if self._entry_may_match(e)]
+        return self._skip_by_file_index(kept)
+
+    def _skip_by_file_index(self, entries: list[ManifestEntry]) -> list[ManifestEntry]:
+        """The entries whose file index (embedded, or `<file>.index` beside the file, format/file_index.py) does not
+        rule out the data predicate: Java's AppendOnlyFileStoreScan.testFileIndex and FileIndexSkipper. Append
+        tables only (Java 0.9 indexes no primary-key file); side files are fetched concurrently."""
+        if (self.data_predicate is None or self.schema.primary_keys or self.data_evolution
+                or not self.table.options.get("file-index.read.enabled")):
+            return entries
+        indexed = [e for e in entries if e.file.embedded_index is not None
+                   or any(x.endswith(INDEX_FILE_SUFFIX) for x in e.file.extra_files)]
+        if not indexed:
+            return entries
+        with ThreadPoolExecutor(max_workers=min(16, len(indexed))) as pool:
+            skipped = {id(e) for e, may in zip(indexed, pool.map(self._index_may_match, indexed)) if not may}
+        return [e for e in entries if id(e) not in skipped]
+
+    def _index_may_match(self, e: ManifestEntry) -> bool:
+        f = e.file
+        blob = f.embedded_index
+        if blob is None:
+            name = next(x for x in f.extra_files if x.endswith(INDEX_FILE_SUFFIX))
+            directory = (f.external_path.rsplit("/", 1)[0] if f.external_path
+                         else f"{self.table.root}/{self.bucket_dir(e.partition, e.bucket)}")
+            try:
+                blob = self.table.io.read_bytes(f"{directory}/{name}")
+            except FileNotFoundError:
+                return True  # no index to test: read the file
+        file_fields = {x.id: x for x in self._schema(f.schema_id).fields}
+
+        def column_of(name: str):  # a current column -> its name and type in the file (same type only)
+            current = self.schema.field(name) if name in self.schema.field_names else None
+            old = file_fields.get(current.id) if current is not None else None
+            if old is None or old.type.copy(True) != current.type.copy(True):
+                return None
+            return old.name, old.type
+        try:
+            index = read_index_file(blob)
+        except (ValueError, IndexError, struct_error):
+            return True  # an index this reader does not know: the file is read
+        return index_may_match(index, self.data_predicate, column_of)
 
     def _manifest_may_match(self, meta: ManifestFileMeta) -> bool:
         if self.partition_predicate is None:

@@ -84,6 +84,9 @@ def unsupported(spark: SparkSession, table: Table, job_options: dict[str, str]) 
         return "data-file.external-paths is set"
     if data_evolution_enabled(table.options):
         return "data-evolution.enabled"
+    for key in ("file-index.bloom-filter.columns", "file-index.bitmap.columns"):
+        if table.options.get(key):
+            return f"{key} (each data file's index is built by the Python writer)"
     if table.bucket > 0:
         key_types = [schema.field(k).type for k in schema.bucket_keys]
         if row_words_sql([quoted(k) for k in schema.bucket_keys], key_types) is None \

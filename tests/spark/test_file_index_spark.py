@@ -1,0 +1,39 @@
+"""Bloom-filter file indexes through Spark: `paimon_ds.write` (its Python path: the JVM path builds no index) and
+`df.write.format("paimon")` give every data file its index, and the Python source's planning skips files by
+them, shown by deleting the files a filter must skip (see interop/test_file_index.py for the format against
+Java Paimon 0.9)."""
+
+from __future__ import annotations
+
+import os
+
+import paimon_ds
+from paimon_ds.format.file_index import INDEX_FILE_SUFFIX
+from paimon_ds.predicate import Leaf
+from paimon_ds.table import Table
+
+OPTS = {"file-index.bloom-filter.columns": "s,n", "file-index.bloom-filter.s.items": "2000",
+        "file-index.bloom-filter.n.items": "20"}  # s: 1.2 KB, a side file; n: a few bytes, but one index per file
+
+
+def test_spark_writers_index_and_source_skips(spark, table_path):
+    def commit(k: int):  # rows i = k, k + 4, ...: every file's min/max span the whole range
+        return spark.createDataFrame([(i, f"s{i}", i * 10) for i in range(k, 40, 4)], "id int, s string, n bigint")
+
+    for k in range(3):
+        paimon_ds.write(commit(k).coalesce(1), table_path, "append", OPTS)
+    commit(3).coalesce(1).write.format("paimon").mode("append").save(table_path)
+    t = Table.load(table_path)
+    entries = t.new_scan().read_entries()
+    assert len(entries) == 4
+    for e in entries:  # the index of s alone is over the 500 B threshold: beside the data file
+        assert e.file.embedded_index is None and e.file.extra_files == (e.file.file_name + INDEX_FILE_SUFFIX,)
+        assert os.path.exists(f"{t.root}/bucket-0/{e.file.extra_files[0]}")
+    keep = {f.file_name for s in t.new_scan(Leaf("=", "s", ("s13",))).plan() for f in s.files}
+    assert len(keep) == 1
+    for e in entries:
+        if e.file.file_name not in keep:
+            os.remove(f"{t.root}/bucket-0/{e.file.file_name}")
+    df = spark.read.format("paimon").load(table_path)
+    assert [tuple(r) for r in df.where("s = 's13'").collect()] == [(13, "s13", 130)]
+    assert sorted(tuple(r) for r in df.where("n IN (50, 170)").collect()) == [(5, "s5", 50), (17, "s17", 170)]
