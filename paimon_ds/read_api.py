@@ -29,13 +29,14 @@ from .options import OptionError
 from .predicate import Predicate, and_all
 from .row_tracking import row_tracking_enabled, system_fields
 from .snapshot import to_millis
+from .time_travel import TRAVEL_KEYS
 from .types import SchemaError
 
 if TYPE_CHECKING:
     from .table import Table
 
 # the time-travel options of a read (Paimon's scan.* keys): a scan sets at most one
-TIME_TRAVEL_KEYS = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis")
+TIME_TRAVEL_KEYS = TRAVEL_KEYS
 
 
 class Scan:
@@ -49,8 +50,8 @@ class Scan:
     def __init__(self, table: Table, columns: Sequence[str] | None = None,
                  filter: str | Expr | Predicate | None = None, limit: int | None = None,
                  snapshot_id: int | None = None, tag: str | None = None,
-                 timestamp: dt.datetime | int | None = None) -> None:
-        travel = time_travel_options(snapshot_id, tag, timestamp)
+                 timestamp: dt.datetime | int | None = None, version: int | str | None = None) -> None:
+        travel = time_travel_options(snapshot_id, tag, timestamp, version)
         if travel:
             # time travel reads the snapshot with the schema it was written under (Table.load does that)
             options = {k: v for k, v in table.dynamic_options.items() if k not in TIME_TRAVEL_KEYS}
@@ -272,12 +273,18 @@ def _reshaped(batches: Iterator[pa.RecordBatch], expression: pc.Expression | Non
 
 
 def time_travel_options(snapshot_id: int | None, tag: str | None,
-                        timestamp: dt.datetime | int | None) -> dict[str, str]:
-    """The scan.* option of the one time-travel argument given ({} for none; OptionError for several)."""
-    given = [name for name, v in (("snapshot_id", snapshot_id), ("tag", tag), ("timestamp", timestamp))
-             if v is not None]
+                        timestamp: dt.datetime | int | None, version: int | str | None = None) -> dict[str, str]:
+    """The scan.* option of the one time-travel argument given ({} for none; OptionError for several).
+    ``version``: Spark's `VERSION AS OF` (scan.version): a tag of that name, else a snapshot id."""
+    given = [name for name, v in (("snapshot_id", snapshot_id), ("tag", tag), ("timestamp", timestamp),
+                                  ("version", version)) if v is not None]
     if len(given) > 1:
-        raise OptionError(f"time travel takes one of snapshot_id, tag or timestamp; got {' and '.join(given)}")
+        raise OptionError(f"time travel takes one of snapshot_id, tag or timestamp; got {' and '.join(given)} "
+                          "(version, as VERSION AS OF, also stands alone)")
+    if version is not None:
+        if isinstance(version, bool) or not isinstance(version, (int, str)):
+            raise OptionError(f"version must be a snapshot id or a tag name, got {version!r}")
+        return {"scan.version": str(version)}
     if snapshot_id is not None:
         if isinstance(snapshot_id, bool) or not isinstance(snapshot_id, int):
             raise OptionError(f"snapshot_id must be an integer, got {snapshot_id!r}")

@@ -43,6 +43,7 @@ from .schema_merge import commit_merged_schema
 from .snapshot import Snapshot, SnapshotManager
 from .storage import split_storage
 from .system_tables import InspectTable
+from .time_travel import TIMESTAMP, TRAVEL_KEYS, VERSION, check_startup, resolve_travel, travel_snapshot
 from .types import SchemaError, fields_from_arrow, same_type_ignoring_nullability
 
 # Old schemas of tables, per process (Spark reuses Python workers). The key includes the latest schema's creation
@@ -84,7 +85,12 @@ class Table:
         io = FileIO(path, storage_options)
         schema = load_branch_schema(io, path, normalize_branch(options.get("branch")))
         table = Table(path, schema, options, storage_options, io)
-        if any(k in options for k in ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis")):
+        if VERSION in options or TIMESTAMP in options:
+            # scan.version / scan.timestamp become the keys they resolve to, as Paimon's tryTimeTravel does
+            options = resolve_travel(options, table.snapshot_manager)
+            table = Table(path, schema, options, storage_options, io)
+        check_startup(table.options.raw)
+        if any(k in options for k in TRAVEL_KEYS):
             # time travel reads the snapshot with the schema it was committed under (its columns, names
             # and types), with the latest table options, as Paimon's tryTimeTravel does
             try:
@@ -235,17 +241,8 @@ class Table:
 
     def snapshot_to_read(self) -> Snapshot | None:
         """The snapshot a scan reads: latest, or the one time-travel options name."""
-        sm = self.snapshot_manager
-        sid = self.options.get("scan.snapshot-id")
-        if sid is not None:
-            return sm.snapshot(sid)
-        tag = self.options.get("scan.tag-name")
-        if tag is not None:
-            return sm.tag(tag)
-        ts = self.options.get("scan.timestamp-millis")
-        if ts is not None:
-            return sm.at_or_before(ts)
-        return sm.latest()
+        travelled = travel_snapshot(self.options, self.snapshot_manager)
+        return travelled if travelled is not None else self.snapshot_manager.latest()
 
     # ------------------------------------------------------------------ operations
     def reload(self, options: Mapping[str, str] | None = None) -> Table:
@@ -290,13 +287,14 @@ class Table:
     # ------------------------------------------------------------------ the Spark-free API
     def scan(self, columns: Sequence[str] | None = None, filter: str | Expr | Predicate | None = None,
              limit: int | None = None, snapshot_id: int | None = None, tag: str | None = None,
-             timestamp: dt.datetime | int | None = None) -> Scan:
+             timestamp: dt.datetime | int | None = None, version: int | str | None = None) -> Scan:
         """A read of this table: ``columns`` (in that order), ``filter`` (a SQL-like string such as
         `"id > 5 AND day = DATE '2024-01-02'"` or `paimon_ds.col("id") > 5`; it prunes partitions and files
         and applies to every row exactly), ``limit`` rows, and time travel to one of ``snapshot_id``, ``tag``
-        or ``timestamp`` (a datetime, naive as local time, or epoch millis). Read it with to_batches(),
+        or ``timestamp`` (a datetime, naive as local time, or epoch millis) or ``version`` (as Spark's `VERSION
+        AS OF`: a tag of that name, else a snapshot id). Read it with to_batches(),
         to_arrow(), to_pandas(), count(), or as an Arrow C stream (DuckDB, Polars)."""
-        return Scan(self, columns, filter, limit, snapshot_id, tag, timestamp)
+        return Scan(self, columns, filter, limit, snapshot_id, tag, timestamp, version)
 
     def to_polars(self, snapshot_id: int | None = None, tag: str | None = None,
                   timestamp: dt.datetime | int | None = None) -> Any:
