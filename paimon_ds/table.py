@@ -27,6 +27,7 @@ from .operation.batch_write import check_input_schema, conform_batch, input_batc
 from .operation.commit import BucketCompactor, TableCommit
 from .operation.compact import compact_in_process
 from .operation.fallback import load_fallback
+from .operation.incremental import IncrementalScan, is_incremental
 from .operation.read import TableRead
 from .operation.row_level import Delete, Insert, MergeBuilder, RowLevelResult, Update, overwrite_where
 from .operation.row_level import delete as delete_rows
@@ -268,6 +269,9 @@ class Table:
                            streaming=streaming)
 
     def new_scan(self, predicate=None, parallelism: int | None = None) -> TableScan:
+        """The table's batch scan: of a snapshot, or (`incremental-between...` options) of the changes between two."""
+        if is_incremental(self.options):
+            return IncrementalScan(self, predicate, parallelism=parallelism)
         return TableScan(self, predicate, parallelism=parallelism)
 
     def new_read(self, read_schema: pa.Schema | None = None, predicate=None,
@@ -287,14 +291,17 @@ class Table:
     # ------------------------------------------------------------------ the Spark-free API
     def scan(self, columns: Sequence[str] | None = None, filter: str | Expr | Predicate | None = None,
              limit: int | None = None, snapshot_id: int | None = None, tag: str | None = None,
-             timestamp: dt.datetime | int | None = None, version: int | str | None = None) -> Scan:
+             timestamp: dt.datetime | int | None = None, version: int | str | None = None,
+             incremental_between: str | Sequence[int | str] | None = None) -> Scan:
         """A read of this table: ``columns`` (in that order), ``filter`` (a SQL-like string such as
         `"id > 5 AND day = DATE '2024-01-02'"` or `paimon_ds.col("id") > 5`; it prunes partitions and files
         and applies to every row exactly), ``limit`` rows, and time travel to one of ``snapshot_id``, ``tag``
         or ``timestamp`` (a datetime, naive as local time, or epoch millis) or ``version`` (as Spark's `VERSION
-        AS OF`: a tag of that name, else a snapshot id). Read it with to_batches(),
+        AS OF`: a tag of that name, else a snapshot id); or, instead of a version, ``incremental_between``: the
+        changes between two snapshot ids or tags (`(3, 5)`, `"tag1,tag2"`; the option incremental-between, with
+        incremental-between-scan-mode from the table's options). Read it with to_batches(),
         to_arrow(), to_pandas(), count(), or as an Arrow C stream (DuckDB, Polars)."""
-        return Scan(self, columns, filter, limit, snapshot_id, tag, timestamp, version)
+        return Scan(self, columns, filter, limit, snapshot_id, tag, timestamp, version, incremental_between)
 
     def to_polars(self, snapshot_id: int | None = None, tag: str | None = None,
                   timestamp: dt.datetime | int | None = None) -> Any:

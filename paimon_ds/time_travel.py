@@ -31,6 +31,8 @@ INCREMENTAL_BETWEEN, INCREMENTAL_BETWEEN_TIMESTAMP = "incremental-between", "inc
 WATERMARK_PREFIX = "watermark-"
 # every key that makes a batch read start anywhere but the latest snapshot
 TRAVEL_KEYS = (SNAPSHOT_ID, TAG_NAME, WATERMARK, TIMESTAMP_MILLIS, TIMESTAMP, VERSION)
+# those and the keys of an incremental read: what a read that names its own version drops from a table's options
+READ_RANGE_KEYS = (*TRAVEL_KEYS, INCREMENTAL_BETWEEN, INCREMENTAL_BETWEEN_TIMESTAMP)
 # Java's Long.MIN_VALUE: the watermark Flink writers record when they have none
 NO_WATERMARK = -(2**63)
 
@@ -171,5 +173,5 @@ def travel_snapshot(options: Options, sm: SnapshotManager) -> Snapshot | None:
     return None
 
 
-__all__ = ["TRAVEL_KEYS", "TimeTravelError", "SnapshotNotFound", "check_startup", "resolve_travel",
+__all__ = ["READ_RANGE_KEYS", "TRAVEL_KEYS", "TimeTravelError", "SnapshotNotFound", "check_startup", "resolve_travel",
            "snapshot_at_watermark", "startup_mode", "timestamp_text_millis", "travel_snapshot"]

@@ -8,7 +8,8 @@ Spark's parquet / ORC readers with column pruning and filter pushdown, the rest 
 (spark/native_read.py). Rows and column types are those of spark.sql (a test compares the two).
 
 Time travel (`t VERSION AS OF 3`, `VERSION AS OF 'tag'`, `TIMESTAMP AS OF '...'`), which Spark refuses on the
-Python source's relation, is read at that version as Paimon's Spark catalog reads it.
+Python source's relation, is read at that version as Paimon's Spark catalog reads it; so is Paimon's table
+function `paimon_incremental_query('db.t', start, end)` (the option incremental-between).
 
 Left to Spark as written (the Python source reads them, with the same rows): relations inside subquery
 expressions and CTE bodies (the plan tree reaches them only through Scala functions), relations with
@@ -29,6 +30,7 @@ from .options import storage_job_options
 from .sql import (
     SqlContext,
     SqlError,
+    constant_value,
     expression_sql,
     plan_kind,
     query_dataframe,
@@ -36,6 +38,8 @@ from .sql import (
     scala_list,
     scala_option,
 )
+
+INCREMENTAL_QUERY = "paimon_incremental_query"  # Paimon's Spark table function (PaimonTableValuedFunctions)
 
 # Plan roots that are statements rather than queries: left to spark.sql untouched.
 STATEMENT_TRAITS = ("org.apache.spark.sql.catalyst.plans.logical.Command",
@@ -85,6 +89,9 @@ def substitute(ctx: SqlContext, node: Any, shadowed: set[str], read_plans: dict[
         return aliased(ctx, read_plans[path], qualifier, name), True
     if plan_kind(node) == "RelationTimeTravel":
         return time_travel(ctx, node, shadowed)
+    if plan_kind(node) == "UnresolvedTableValuedFunction" and \
+            [str(p).lower() for p in scala_list(node.name())] == [INCREMENTAL_QUERY]:
+        return incremental_query(ctx, node), True
     children = scala_list(node.children())
     if not children:
         return node, False
@@ -122,6 +129,20 @@ def time_travel(ctx: SqlContext, node: Any, shadowed: set[str]) -> tuple[Any, bo
     options = {**storage_job_options(ctx.storage_options), **relation_options(relation), **travel}
     plan = read(ctx.spark, path, options)._jdf.queryExecution().analyzed()
     return aliased(ctx, plan, qualifier, name), True
+
+
+def incremental_query(ctx: SqlContext, node: Any) -> Any:
+    """`paimon_incremental_query('db.t', start, end)`, Paimon's Spark table function: the table read with
+    `incremental-between` = 'start,end' (snapshot ids or tag names), as its IncrementalQuery sets it."""
+    args = [constant_value(ctx.spark, a) for a in scala_list(node.functionArgs())]
+    if len(args) != 3 or not isinstance(args[0], str):
+        raise SqlError("paimon_incremental_query takes a table name and two versions (snapshot ids or tags): "
+                       "paimon_incremental_query('db.t', 1, 3)")
+    name, start, end = args
+    ident = ctx.identifier([part.strip("`") for part in name.split(".")])
+    path = ctx.catalog.table_path(f"{ident.database}.{ident.table}")
+    options = {**storage_job_options(ctx.storage_options), "incremental-between": f"{start},{end}"}
+    return read(ctx.spark, path, options)._jdf.queryExecution().analyzed()
 
 
 def attached_path(ctx: SqlContext, relation: Any, shadowed: set[str],

@@ -76,3 +76,19 @@ def test_version_options_through_spark_read_and_paimon_ds_read(spark, warehouse)
     assert rows(paimon_ds.read(spark, warehouse, options={"scan.timestamp": local})) == MODEL[1]
     with pytest.raises(Exception, match=r"\[scan.snapshot-id\] must be null when you set"):
         spark_read(**{"scan.snapshot-id": "1", "scan.timestamp-millis": str(t1)})
+
+
+def test_incremental_reads_through_every_spark_entry_point(spark, warehouse):
+    """`incremental-between` 1,3 (snapshots 2 and 3 merged: (2,B), (3,c), (4,d)) and between the tags first and 2
+    (snapshot 1 against 3: the keys whose value is new or changed) through spark.read options, paimon_ds.read,
+    a relation's WITH options (left to Spark's Python source) and Paimon's paimon_incremental_query function."""
+    changed = [(2, "B"), (3, "c"), (4, "d")]
+    reader = spark.read.format("paimon").option("incremental-between", "1,3")
+    assert rows(reader.load(warehouse)) == changed
+    assert rows(paimon_ds.read(spark, warehouse, options={"incremental-between": "first,2"})) == changed
+    assert rows(paimon_ds.read(spark, warehouse, options={"incremental-between": "2,3"})) == [(4, "d")]
+    assert rows(paimon_ds.sql(spark, "SELECT * FROM db.t WITH ('incremental-between' = '1,3')")) == changed
+    assert rows(spark.sql("SELECT * FROM db.t WITH ('incremental-between' = '2,3')")) == [(4, "d")]
+    assert rows(paimon_ds.sql(spark, "SELECT * FROM paimon_incremental_query('db.t', 1, 3)")) == changed
+    assert rows(paimon_ds.sql(spark, "SELECT q.v FROM paimon_incremental_query('db.t', 'first', '2') AS q "
+                                     "WHERE q.id > 2")) == [("c",), ("d",)]
