@@ -33,6 +33,7 @@ from .format.binary_row import deserialize_row
 from .format.partition import bucket_path, partition_path
 from .manifest.files import ManifestFile, ManifestList
 from .manifest.meta import DataFileMeta, ManifestEntry, ManifestFileMeta, live_entries
+from .operation.change_tables import audit_log, read_optimized
 from .schema import TableSchema
 from .snapshot import Snapshot
 from .types import DataField, DataType
@@ -527,5 +528,16 @@ class InspectTable:
         """The consumers (streaming readers' progress): consumer_id, next_snapshot_id."""
         return system_table(self._table, "consumers")
 
+    def audit_log(self) -> pa.Table:
+        """Paimon's `$audit_log`: the table's rows with a leading `rowkind` column (+I, -U, +U, -D); a primary
+        key whose last record is a deletion shows as its -D row. Reads data files (operation/change_tables.py)."""
+        return audit_log(self._table)
+
+    def ro(self) -> pa.Table:
+        """Paimon's `$ro` (read-optimized): the rows of a primary-key table's top level only, its fully compacted
+        files, which need no merge (all rows of an append table). Reads data files."""
+        return read_optimized(self._table)
+
     def __repr__(self) -> str:
-        return f"InspectTable({self._table.path!r}: {', '.join(f'{n}()' for n in SYSTEM_TABLES)})"
+        names = [*SYSTEM_TABLES, "audit_log", "ro"]
+        return f"InspectTable({self._table.path!r}: {', '.join(f'{n}()' for n in names)})"
