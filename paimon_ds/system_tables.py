@@ -33,7 +33,7 @@ from .format.binary_row import deserialize_row
 from .format.partition import bucket_path, partition_path
 from .manifest.files import ManifestFile, ManifestList
 from .manifest.meta import DataFileMeta, ManifestEntry, ManifestFileMeta, live_entries
-from .operation.change_tables import audit_log, read_optimized
+from .operation.change_tables import audit_log, audit_log_schema, read_optimized, read_optimized_schema
 from .schema import TableSchema
 from .snapshot import Snapshot
 from .types import DataField, DataType
@@ -101,23 +101,37 @@ SCHEMAS: dict[str, pa.Schema] = {
 }
 
 SYSTEM_TABLES: tuple[str, ...] = tuple(SCHEMAS)
+# the system tables that read data files, whose columns are the table's (operation/change_tables.py)
+DATA_SYSTEM_TABLES: tuple[str, ...] = ("audit_log", "ro")
 
 
 def normalize_name(name: str) -> str:
     """``"snapshots"``, ``"$snapshots"`` or ``"SNAPSHOTS"`` -> ``"snapshots"``; unknown names -> ValueError."""
     key = name.strip().lstrip("$").lower()
-    if key not in SCHEMAS:
-        raise ValueError(f"unknown system table {name!r}; valid ones: {', '.join(SYSTEM_TABLES)}")
+    if key not in SCHEMAS and key not in DATA_SYSTEM_TABLES:
+        raise ValueError(f"unknown system table {name!r}; valid ones: "
+                         f"{', '.join([*SYSTEM_TABLES, *DATA_SYSTEM_TABLES])}")
     return key
 
 
-def system_table_schema(name: str) -> pa.Schema:
-    return SCHEMAS[normalize_name(name)]
+def system_table_schema(name: str, table: Table | None = None) -> pa.Schema:
+    """A system table's columns; those of audit_log and ro are ``table``'s (with audit_log's rowkind first)."""
+    key = normalize_name(name)
+    if key in DATA_SYSTEM_TABLES:
+        if table is None:
+            raise ValueError(f"the columns of system table {key} are its table's: pass the table")
+        return audit_log_schema(table) if key == "audit_log" else read_optimized_schema(table)
+    return SCHEMAS[key]
 
 
 def system_table(table: Table, name: str) -> pa.Table:
-    """The system table ``name`` (one of SYSTEM_TABLES, with or without the leading ``$``) of ``table``."""
+    """The system table ``name`` (one of SYSTEM_TABLES or DATA_SYSTEM_TABLES, with or without the leading ``$``)
+    of ``table``."""
     key = normalize_name(name)
+    if key == "audit_log":
+        return audit_log(table)
+    if key == "ro":
+        return read_optimized(table)
     rows = _BUILDERS[key](table)
     return pa.Table.from_pylist(rows, schema=SCHEMAS[key])
 

@@ -26,13 +26,21 @@ if TYPE_CHECKING:
 ROW_KIND = "rowkind"  # AuditLogTable.ROW_KIND
 
 
+def audit_log_schema(table: Table) -> pa.Schema:
+    return TableRead(table, row_kind_column=ROW_KIND).output_schema.set(0, pa.field(ROW_KIND, pa.string()))
+
+
+def read_optimized_schema(table: Table) -> pa.Schema:
+    return TableRead(table).output_schema
+
+
 def audit_log(table: Table) -> pa.Table:
     """Every row of the table with its row kind first (`rowkind`, a nullable string as Paimon declares it)."""
     table.check_readable()
     read = TableRead(table, row_kind_column=ROW_KIND)
     # delta=True: merged, retractions kept (forceKeepDelete)
     batches = [b for split in table.new_scan().plan() for b in read.read(split, delta=True)]
-    schema = read.output_schema.set(0, pa.field(ROW_KIND, pa.string()))
+    schema = audit_log_schema(table)
     return pa.Table.from_batches([pa.RecordBatch.from_arrays(b.columns, schema=schema) for b in batches],
                                  schema=schema)
 

@@ -7,6 +7,7 @@ paimon_ds.read. The model: the table's rows after each commit."""
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -92,3 +93,18 @@ def test_incremental_reads_through_every_spark_entry_point(spark, warehouse):
     assert rows(paimon_ds.sql(spark, "SELECT * FROM paimon_incremental_query('db.t', 1, 3)")) == changed
     assert rows(paimon_ds.sql(spark, "SELECT q.v FROM paimon_incremental_query('db.t', 'first', '2') AS q "
                                      "WHERE q.id > 2")) == [("c",), ("d",)]
+
+
+def test_audit_log_and_ro_as_system_views_and_dataframes(spark, warehouse):
+    """`db.t$audit_log` / `db.t$ro` as attach() names system tables (global temporary views) and through
+    paimon_ds.system_table: the rows Table.inspect gives (tests/test_change_tables.py checks them against Java)."""
+    Table.load(warehouse).delete("id = 4")
+    paimon_ds.attach(spark, str(Path(warehouse).parent.parent))
+    audit = spark.sql("SELECT * FROM global_temp.`db.t$audit_log`")
+    assert audit.columns == ["rowkind", "id", "v"]
+    assert rows(audit) == [("+I", 1, "a"), ("+I", 2, "B"), ("+I", 3, "c"), ("-D", 4, "d")]
+    # the inserts were compacted to the top level, the deletion is in level 0: ro still shows key 4
+    ro = rows(spark.sql("SELECT * FROM global_temp.`db.t$ro`"))
+    assert ro == sorted(tuple(r.values()) for r in Table.load(warehouse).inspect.ro().to_pylist())
+    assert (4, "d") in ro
+    assert rows(paimon_ds.system_table(spark, warehouse, "audit_log").where("rowkind = '-D'")) == [("-D", 4, "d")]
