@@ -134,6 +134,9 @@ def _between_ids(scan: TableScan, start: int, end: int, mode: str) -> list[Split
     for e in entries:
         if scan.level_filter(e.file.level) and scan.entry_may_match(e):
             groups[(e.partition, e.bucket)].append(e.file)
+    if not scan.table.table_schema.primary_keys:  # nothing to merge: a split per file, for parallel readers
+        return [_split(scan, partition, bucket, [f], end) for (partition, bucket), files in sorted(groups.items())
+                for f in files]
     return [_split(scan, partition, bucket, files, end) for (partition, bucket), files in sorted(groups.items())]
 
 
