@@ -74,6 +74,7 @@ def test_version_options_through_spark_read_and_paimon_ds_read(spark, warehouse)
     local = dt.datetime.fromtimestamp(t1 / 1000).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
     assert spark_read(**{"scan.timestamp": local}) == MODEL[1]
     assert rows(paimon_ds.read(spark, warehouse, options={"scan.version": "first"})) == MODEL[1]
+    assert rows(paimon_ds.read(spark, warehouse, version=2)) == MODEL[3]  # the tag named 2
     assert rows(paimon_ds.read(spark, warehouse, options={"scan.timestamp": local})) == MODEL[1]
     with pytest.raises(Exception, match=r"\[scan.snapshot-id\] must be null when you set"):
         spark_read(**{"scan.snapshot-id": "1", "scan.timestamp-millis": str(t1)})
