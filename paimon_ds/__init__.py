@@ -150,15 +150,19 @@ def sql(spark: SparkSession, statement: str, warehouse: str | None = None):
 
 
 def read(spark: SparkSession, path: str, snapshot_id: int | None = None, timestamp: Any = None,
-         tag: str | None = None, options: dict[str, Any] | None = None, native: bool = True):
+         tag: str | None = None, options: dict[str, Any] | None = None, native: bool = True,
+         version: int | str | None = None):
     """A table as a DataFrame, at its latest snapshot or (time travel) at a snapshot id, at the snapshot
-    that was latest at a timestamp (datetime, epoch millis or `yyyy-MM-dd HH:mm:ss`), or at a tag.
+    that was latest at a timestamp (datetime, epoch millis or `yyyy-MM-dd HH:mm:ss`), at a tag, or at a
+    ``version`` as `VERSION AS OF` names it (a tag of that name, else a snapshot id). Incremental reads:
+    ``options={"incremental-between": "1,3"}``.
 
     Files that need no merging are read by Spark's own parquet / ORC reader (column pruning, filter pushdown,
     no Python), the rest by the `paimon` source, at the same snapshot (paimon_ds.spark.native_read); the rows
     and column types are those of `spark.read.format("paimon")`. ``native`` False: the source alone."""
     # the same scan.* option, and the same refusal of two at once, as Table.scan's time travel
-    opts = {**{str(k): str(v) for k, v in (options or {}).items()}, **time_travel_options(snapshot_id, tag, timestamp)}
+    opts = {**{str(k): str(v) for k, v in (options or {}).items()},
+            **time_travel_options(snapshot_id, tag, timestamp, version)}
     with _needs_spark("paimon_ds.read"):
         from .spark.native_read import read as read_table  # pyspark: loaded on use
     return read_table(spark, path, opts, native)

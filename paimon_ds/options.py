@@ -408,6 +408,20 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "Read the latest snapshot committed at or before this epoch millis.", table=False,
            fallback_keys=("log.scan.timestamp-millis",)),
     Option("scan.tag-name", None, str, "Read the snapshot a tag points to.", table=False),
+    Option("scan.version", None, str, "Read a version as Spark's `VERSION AS OF` names it: the tag of that name, "
+           "else `watermark-<n>` (as scan.watermark), else a snapshot id.", table=False),
+    Option("scan.timestamp", None, str, "Read the latest snapshot committed at or before this local time "
+           "(`yyyy-MM-dd HH:mm:ss[.fff]`, in the process's time zone as Java's default zone).", table=False),
+    Option("incremental-between", None, str, "Batch reads: the changes between two snapshots `start,end` (the start "
+           "exclusive) or two tags `tag1,tag2` (the diff of their snapshots), as Paimon 0.9 reads them.", table=False),
+    Option("incremental-between-timestamp", None, str, "Batch reads: the changes between two epoch millis `t1,t2` "
+           "(the snapshots they fall in, the start exclusive).", table=False),
+    Option("incremental-between-scan-mode", "auto", enum_parser("auto", "delta", "changelog", "diff"),
+           "What an incremental read takes: delta (the data files of APPEND commits), changelog (the changelog "
+           "files), auto (changelog with a changelog producer, else delta), diff (Paimon 1.x: the merged rows that "
+           "differ between the two snapshots).", table=False),
+    Option("scan.watermark", None, parse_long, "Read the first snapshot whose watermark is at or above this "
+           "value.", table=False),
     Option("branch", "main", str, "The branch a read or write uses (Paimon 1.x: `branch/branch-<name>/` holds its "
            "schemas, snapshots and tags; data files are shared); main is the table itself.", table=False),
     Option("scan.primary-branch", None, str, "Refused (not supported by paimon_ds): use scan.fallback-branch."),

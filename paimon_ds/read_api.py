@@ -29,13 +29,14 @@ from .options import OptionError
 from .predicate import Predicate, and_all
 from .row_tracking import row_tracking_enabled, system_fields
 from .snapshot import to_millis
+from .time_travel import READ_RANGE_KEYS
 from .types import SchemaError
 
 if TYPE_CHECKING:
     from .table import Table
 
-# the time-travel options of a read (Paimon's scan.* keys): a scan sets at most one
-TIME_TRAVEL_KEYS = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis")
+# the time-travel options of a read (Paimon's scan.* keys) and of an incremental read: a scan sets at most one
+TIME_TRAVEL_KEYS = READ_RANGE_KEYS
 
 
 class Scan:
@@ -49,8 +50,14 @@ class Scan:
     def __init__(self, table: Table, columns: Sequence[str] | None = None,
                  filter: str | Expr | Predicate | None = None, limit: int | None = None,
                  snapshot_id: int | None = None, tag: str | None = None,
-                 timestamp: dt.datetime | int | None = None) -> None:
-        travel = time_travel_options(snapshot_id, tag, timestamp)
+                 timestamp: dt.datetime | int | None = None, version: int | str | None = None,
+                 incremental_between: str | Sequence[int | str] | None = None) -> None:
+        travel = time_travel_options(snapshot_id, tag, timestamp, version)
+        if incremental_between is not None:
+            if travel:
+                raise OptionError("incremental_between reads the changes between two versions: it takes no "
+                                  "snapshot_id, tag, timestamp or version")
+            travel = {"incremental-between": incremental_text(incremental_between)}
         if travel:
             # time travel reads the snapshot with the schema it was written under (Table.load does that)
             options = {k: v for k, v in table.dynamic_options.items() if k not in TIME_TRAVEL_KEYS}
@@ -272,12 +279,18 @@ def _reshaped(batches: Iterator[pa.RecordBatch], expression: pc.Expression | Non
 
 
 def time_travel_options(snapshot_id: int | None, tag: str | None,
-                        timestamp: dt.datetime | int | None) -> dict[str, str]:
-    """The scan.* option of the one time-travel argument given ({} for none; OptionError for several)."""
-    given = [name for name, v in (("snapshot_id", snapshot_id), ("tag", tag), ("timestamp", timestamp))
-             if v is not None]
+                        timestamp: dt.datetime | int | None, version: int | str | None = None) -> dict[str, str]:
+    """The scan.* option of the one time-travel argument given ({} for none; OptionError for several).
+    ``version``: Spark's `VERSION AS OF` (scan.version): a tag of that name, else a snapshot id."""
+    given = [name for name, v in (("snapshot_id", snapshot_id), ("tag", tag), ("timestamp", timestamp),
+                                  ("version", version)) if v is not None]
     if len(given) > 1:
-        raise OptionError(f"time travel takes one of snapshot_id, tag or timestamp; got {' and '.join(given)}")
+        raise OptionError(f"time travel takes one of snapshot_id, tag or timestamp; got {' and '.join(given)} "
+                          "(version, as VERSION AS OF, also stands alone)")
+    if version is not None:
+        if isinstance(version, bool) or not isinstance(version, (int, str)):
+            raise OptionError(f"version must be a snapshot id or a tag name, got {version!r}")
+        return {"scan.version": str(version)}
     if snapshot_id is not None:
         if isinstance(snapshot_id, bool) or not isinstance(snapshot_id, int):
             raise OptionError(f"snapshot_id must be an integer, got {snapshot_id!r}")
@@ -287,6 +300,17 @@ def time_travel_options(snapshot_id: int | None, tag: str | None,
     if timestamp is not None:
         return {"scan.timestamp-millis": str(instant_millis(timestamp))}
     return {}
+
+
+def incremental_text(between: str | Sequence[int | str]) -> str:
+    """`incremental-between`'s value: `start,end` (snapshot ids or tag names) from a string or a pair."""
+    if isinstance(between, str):
+        return between
+    if isinstance(between, Sequence) and len(between) == 2 and all(
+            isinstance(v, (int, str)) and not isinstance(v, bool) for v in between):
+        return f"{between[0]},{between[1]}"
+    raise OptionError(f"incremental_between takes (start, end) snapshot ids or tag names, or 'start,end'; "
+                      f"got {between!r}")
 
 
 def instant_millis(value: Any) -> int:

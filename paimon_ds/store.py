@@ -18,6 +18,7 @@ from .fs import FileIO
 from .options import Options, check_job_options
 from .schema import SchemaManager, TableSchema
 from .snapshot import Snapshot, SnapshotManager
+from .time_travel import travel_snapshot
 from .types import SchemaError
 
 # Old schemas of tables, per process (Spark reuses Python workers). The key includes the latest schema's creation
@@ -84,17 +85,8 @@ class FileStore:
 
     def snapshot_to_read(self) -> Snapshot | None:
         """The snapshot a scan reads: latest, or the one time-travel options name."""
-        sm = self.snapshot_manager
-        sid = self.options.get("scan.snapshot-id")
-        if sid is not None:
-            return sm.snapshot(sid)
-        tag = self.options.get("scan.tag-name")
-        if tag is not None:
-            return sm.tag(tag)
-        ts = self.options.get("scan.timestamp-millis")
-        if ts is not None:
-            return sm.at_or_before(ts)
-        return sm.latest()
+        travelled = travel_snapshot(self.options, self.snapshot_manager)
+        return travelled if travelled is not None else self.snapshot_manager.latest()
 
 
 class StoreField(Generic[T]):

@@ -100,23 +100,33 @@ SCHEMAS: dict[str, pa.Schema] = {
 }
 
 SYSTEM_TABLES: tuple[str, ...] = tuple(SCHEMAS)
+# the system tables that read data files, whose columns are the table's (operation/change_tables.py)
+DATA_SYSTEM_TABLES: tuple[str, ...] = ("audit_log", "ro")
 
 
 def normalize_name(name: str) -> str:
     """``"snapshots"``, ``"$snapshots"`` or ``"SNAPSHOTS"`` -> ``"snapshots"``; unknown names -> ValueError."""
     key = name.strip().lstrip("$").lower()
-    if key not in SCHEMAS:
-        raise ValueError(f"unknown system table {name!r}; valid ones: {', '.join(SYSTEM_TABLES)}")
+    if key not in SCHEMAS and key not in DATA_SYSTEM_TABLES:
+        raise ValueError(f"unknown system table {name!r}; valid ones: "
+                         f"{', '.join([*SYSTEM_TABLES, *DATA_SYSTEM_TABLES])}")
     return key
 
 
 def system_table_schema(name: str) -> pa.Schema:
-    return SCHEMAS[normalize_name(name)]
+    """A metadata system table's columns (those of audit_log and ro are their table's: operation/change_tables.py)."""
+    key = normalize_name(name)
+    if key in DATA_SYSTEM_TABLES:
+        raise ValueError(f"the columns of system table {key} are its table's (operation/change_tables.py)")
+    return SCHEMAS[key]
 
 
 def system_table(table: FileStore, name: str) -> pa.Table:
     """The system table ``name`` (one of SYSTEM_TABLES, with or without the leading ``$``) of ``table``."""
     key = normalize_name(name)
+    if key in DATA_SYSTEM_TABLES:
+        raise ValueError(f"system table {key} reads the table's rows: Table.inspect.{key}() or "
+                         "operation.change_tables.data_system_table")
     rows = _BUILDERS[key](table)
     return pa.Table.from_pylist(rows, schema=SCHEMAS[key])
 
@@ -477,8 +487,9 @@ class InspectTable:
     no data file is read. Those that read one snapshot (files, manifests, partitions, buckets) read the table's
     latest, or the one a time-travel load names (`Table.load(path, {"scan.snapshot-id": "3"})`)."""
 
-    def __init__(self, table: FileStore) -> None:
+    def __init__(self, table: FileStore, read_rows: Callable[[str], pa.Table]) -> None:
         self._table = table
+        self._read_rows = read_rows  # audit_log / ro: they read data files, through the operations above
 
     def snapshots(self) -> pa.Table:
         """Every snapshot not expired, oldest first: snapshot_id, schema_id, commit_user, commit_identifier,
@@ -527,5 +538,16 @@ class InspectTable:
         """The consumers (streaming readers' progress): consumer_id, next_snapshot_id."""
         return system_table(self._table, "consumers")
 
+    def audit_log(self) -> pa.Table:
+        """Paimon's `$audit_log`: the table's rows with a leading `rowkind` column (+I, -U, +U, -D); a primary
+        key whose last record is a deletion shows as its -D row. Reads data files (operation/change_tables.py)."""
+        return self._read_rows("audit_log")
+
+    def ro(self) -> pa.Table:
+        """Paimon's `$ro` (read-optimized): the rows of a primary-key table's top level only, its fully compacted
+        files, which need no merge (all rows of an append table). Reads data files."""
+        return self._read_rows("ro")
+
     def __repr__(self) -> str:
-        return f"InspectTable({self._table.path!r}: {', '.join(f'{n}()' for n in SYSTEM_TABLES)})"
+        names = [*SYSTEM_TABLES, "audit_log", "ro"]
+        return f"InspectTable({self._table.path!r}: {', '.join(f'{n}()' for n in names)})"

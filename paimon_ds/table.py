@@ -23,9 +23,11 @@ from .fs import FileIO
 from .lazy import pyarrow_dataset
 from .operation.after_commit import maintain
 from .operation.batch_write import check_input_schema, conform_batch, input_batches, partition_constants, write_batches
+from .operation.change_tables import data_system_table
 from .operation.commit import BucketCompactor, TableCommit
 from .operation.compact import compact_in_process
 from .operation.fallback import load_fallback
+from .operation.incremental import IncrementalScan, is_incremental
 from .operation.read import TableRead
 from .operation.row_level import Delete, Insert, MergeBuilder, RowLevelResult, Update, overwrite_where
 from .operation.row_level import delete as delete_rows
@@ -43,6 +45,7 @@ from .snapshot import Snapshot, SnapshotManager
 from .storage import split_storage
 from .store import FileStore, StoreField
 from .system_tables import InspectTable
+from .time_travel import TIMESTAMP, TRAVEL_KEYS, VERSION, check_startup, resolve_travel
 from .types import SchemaError, fields_from_arrow, same_type_ignoring_nullability
 
 
@@ -83,7 +86,12 @@ class Table:
         io = FileIO(path, storage_options)
         schema = load_branch_schema(io, path, normalize_branch(options.get("branch")))
         table = Table(path, schema, options, storage_options, io)
-        if any(k in options for k in ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis")):
+        if VERSION in options or TIMESTAMP in options:
+            # scan.version / scan.timestamp become the keys they resolve to, as Paimon's tryTimeTravel does
+            options = resolve_travel(options, table.snapshot_manager)
+            table = Table(path, schema, options, storage_options, io)
+        check_startup(table.options.raw)
+        if any(k in options for k in TRAVEL_KEYS):
             # time travel reads the snapshot with the schema it was committed under (its columns, names
             # and types), with the latest table options, as Paimon's tryTimeTravel does
             try:
@@ -195,7 +203,7 @@ class Table:
         """The table's metadata as Arrow tables, one method per system table (as pyiceberg's `tbl.inspect`):
         snapshots(), schemas(), options(), files(), manifests(), partitions(), buckets(), tags(), branches(),
         consumers()."""
-        return InspectTable(self.store)
+        return InspectTable(self.store, lambda name: data_system_table(self, name))
 
     def version(self) -> int | None:
         """The id of the table's current snapshot (the one a scan reads), None before the first commit
@@ -252,6 +260,9 @@ class Table:
                            streaming=streaming)
 
     def new_scan(self, predicate=None, parallelism: int | None = None) -> TableScan:
+        """The table's batch scan: of a snapshot, or (`incremental-between...` options) of the changes between two."""
+        if is_incremental(self.options):
+            return IncrementalScan(self, predicate, parallelism=parallelism)
         return TableScan(self, predicate, parallelism=parallelism)
 
     def new_read(self, read_schema: pa.Schema | None = None, predicate=None,
@@ -271,13 +282,17 @@ class Table:
     # ------------------------------------------------------------------ the Spark-free API
     def scan(self, columns: Sequence[str] | None = None, filter: str | Expr | Predicate | None = None,
              limit: int | None = None, snapshot_id: int | None = None, tag: str | None = None,
-             timestamp: dt.datetime | int | None = None) -> Scan:
+             timestamp: dt.datetime | int | None = None, version: int | str | None = None,
+             incremental_between: str | Sequence[int | str] | None = None) -> Scan:
         """A read of this table: ``columns`` (in that order), ``filter`` (a SQL-like string such as
         `"id > 5 AND day = DATE '2024-01-02'"` or `paimon_ds.col("id") > 5`; it prunes partitions and files
         and applies to every row exactly), ``limit`` rows, and time travel to one of ``snapshot_id``, ``tag``
-        or ``timestamp`` (a datetime, naive as local time, or epoch millis). Read it with to_batches(),
+        or ``timestamp`` (a datetime, naive as local time, or epoch millis) or ``version`` (as Spark's `VERSION
+        AS OF`: a tag of that name, else a snapshot id); or, instead of a version, ``incremental_between``: the
+        changes between two snapshot ids or tags (`(3, 5)`, `"tag1,tag2"`; the option incremental-between, with
+        incremental-between-scan-mode from the table's options). Read it with to_batches(),
         to_arrow(), to_pandas(), count(), or as an Arrow C stream (DuckDB, Polars)."""
-        return Scan(self, columns, filter, limit, snapshot_id, tag, timestamp)
+        return Scan(self, columns, filter, limit, snapshot_id, tag, timestamp, version, incremental_between)
 
     def to_polars(self, snapshot_id: int | None = None, tag: str | None = None,
                   timestamp: dt.datetime | int | None = None) -> Any:

@@ -274,7 +274,7 @@ def test_no_op_and_no_effect_values_stored_by_another_engine_block_nothing(tmp_p
 def test_refused_keys_are_refused_at_every_setting(tmp_path) -> None:
     path = _pk_table(tmp_path)
     before = _listing(Path(path))
-    for options in ({"scan.version": "1"}, {"incremental-between": "1,2"}, {"scan.bucket": "0"}):
+    for options in ({"scan.file-creation-time-millis": "1"}, {"incremental-to-auto-tag": "t"}, {"scan.bucket": "0"}):
         key = next(iter(options))
         with pytest.raises(OptionError, match=re.escape(f"option {key}=")):
             Table.load(path, options)  # a read option

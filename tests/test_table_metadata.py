@@ -39,7 +39,8 @@ def table(tmp_path_factory) -> Table:
 
 def test_inspect_has_every_system_table_with_its_rows(table):
     names = [n for n in dir(table.inspect) if not n.startswith("_")]
-    assert names == sorted(SYSTEM_TABLES)  # nothing else to tab-complete, nothing missing
+    # nothing else to tab-complete, nothing missing (audit_log and ro read data: tests/test_change_tables.py)
+    assert names == sorted([*SYSTEM_TABLES, "audit_log", "ro"])
     for name in SYSTEM_TABLES:
         got = getattr(table.inspect, name)()
         assert got.num_rows > 0, name  # every one has rows here, so equality below says something
@@ -48,7 +49,8 @@ def test_inspect_has_every_system_table_with_its_rows(table):
         doc = getattr(InspectTable, name).__doc__
         assert all(column in doc for column in SCHEMAS[name].names), name
     assert repr(table.inspect) == (f"InspectTable('{table.path}': snapshots(), schemas(), options(), files(), "
-                                   "manifests(), partitions(), buckets(), tags(), branches(), consumers())")
+                                   "manifests(), partitions(), buckets(), tags(), branches(), consumers(), "
+                                   "audit_log(), ro())")
 
 
 def test_inspect_rows(table):

@@ -65,6 +65,9 @@ class Split:
     # deletion-vector tables: data file name -> its deletion vector (Paimon's DataSplit.deletionFiles)
     deletion_files: dict[str, DeletionFile] | None = None
     branch: str | None = None  # set when the split is of the table's scan.fallback-branch (operation/fallback.py)
+    # incremental diff reads (operation/incremental.py): the bucket's files only the starting snapshot holds, whose
+    # merged rows the read compares with those of `files`; None for every other read
+    before_files: list[DataFileMeta] | None = None
 
     @property
     def row_count(self) -> int:
@@ -192,6 +195,10 @@ class TableScan:
         return self.partition_predicate.may_match(
             _stats_lookup(meta.partition_stats, self.schema.partition_keys, self.partition_types,
                           row_count=meta.num_added_files + meta.num_deleted_files))
+
+    def entry_may_match(self, e: ManifestEntry) -> bool:
+        """Whether a file may hold rows the scan's predicate keeps (partition values, then file stats)."""
+        return self._entry_may_match(e)
 
     def _entry_may_match(self, e: ManifestEntry) -> bool:
         if self.partition_predicate is not None:

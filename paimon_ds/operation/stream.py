@@ -40,6 +40,7 @@ from ..mergetree.compact import CompactionOptions
 from ..options import OptionError
 from ..retention import Retention
 from ..snapshot import Snapshot, SnapshotNotFound
+from .incremental import is_incremental
 from .scan import LevelFilter, Split, TableScan, above_level0, all_levels
 
 if TYPE_CHECKING:
@@ -121,6 +122,8 @@ class StreamScan:
 
     def check_streamable(self) -> None:
         """Refuse, as Paimon does, streams whose deltas are not the table's changes."""
+        if is_incremental(self.table.options):
+            raise OptionError("Cannot read incremental in streaming mode (incremental-between is a batch read)")
         engine = self.table.options.get("merge-engine")
         if self.table.table_schema.primary_keys and not self.changelog and engine != "deduplicate":
             held = "rows the engine may ignore" if engine == "first-row" else "partial rows"

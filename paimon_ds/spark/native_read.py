@@ -25,6 +25,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import ByteType, StructField, StructType
 
 from ..deletionvectors.index_file import read_vector
+from ..operation.incremental import is_incremental
 from ..operation.raw_files import VALUE_KIND, RawFile, raw_readable_table, split_raw_files
 from ..storage import S3_PROTOCOLS, protocol_of, split_storage
 from ..table import Table
@@ -59,8 +60,9 @@ def read(spark: SparkSession, path: str, options: dict[str, str], native: bool =
                        storage_options(opts, session))
     table.check_readable()  # before Spark reads any file natively
     schema = spark_schema(table.arrow_schema())
-    if raw_readable_table(table) is not None or not distinct_ignoring_case(schema.names):
-        return python_source()
+    if raw_readable_table(table) is not None or not distinct_ignoring_case(schema.names) or \
+            is_incremental(table.options):
+        return python_source()  # (an incremental read merges files of several snapshots: the Python source does)
     splits = table.new_scan().plan()
     raw, rest = split_raw_files(table, splits)
     if not raw:

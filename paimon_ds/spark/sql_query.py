@@ -7,10 +7,14 @@ names an attached table the plan of paimon_ds.read at the table's latest snapsho
 Spark's parquet / ORC readers with column pruning and filter pushdown, the rest through the Python source
 (spark/native_read.py). Rows and column types are those of spark.sql (a test compares the two).
 
+Time travel (`t VERSION AS OF 3`, `VERSION AS OF 'tag'`, `TIMESTAMP AS OF '...'`), which Spark refuses on the
+Python source's relation, is read at that version as Paimon's Spark catalog reads it; so is Paimon's table
+function `paimon_incremental_query('db.t', start, end)` (the option incremental-between).
+
 Left to Spark as written (the Python source reads them, with the same rows): relations inside subquery
 expressions and CTE bodies (the plan tree reaches them only through Scala functions), relations with
-options (`WITH ('branch' = ...)`) or time travel (`VERSION AS OF`), streaming relations, single-part
-names a CTE or a temporary view shadows, and tables of other catalogs.
+options (`WITH ('branch' = ...)`), streaming relations, single-part names a CTE or a temporary view shadows,
+and tables of other catalogs.
 """
 
 from __future__ import annotations
@@ -18,11 +22,24 @@ from __future__ import annotations
 from typing import Any
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from .catalog import ATTACHED_CONF
 from .native_read import read
 from .options import storage_job_options
-from .sql import SqlContext, plan_kind, query_dataframe, scala_list
+from .sql import (
+    SqlContext,
+    SqlError,
+    constant_value,
+    expression_sql,
+    plan_kind,
+    query_dataframe,
+    relation_options,
+    scala_list,
+    scala_option,
+)
+
+INCREMENTAL_QUERY = "paimon_incremental_query"  # Paimon's Spark table function (PaimonTableValuedFunctions)
 
 # Plan roots that are statements rather than queries: left to spark.sql untouched.
 STATEMENT_TRAITS = ("org.apache.spark.sql.catalyst.plans.logical.Command",
@@ -70,6 +87,11 @@ def substitute(ctx: SqlContext, node: Any, shadowed: set[str], read_plans: dict[
             df = read(ctx.spark, path, storage_job_options(ctx.storage_options))
             read_plans[path] = df._jdf.queryExecution().analyzed()
         return aliased(ctx, read_plans[path], qualifier, name), True
+    if plan_kind(node) == "RelationTimeTravel":
+        return time_travel(ctx, node, shadowed)
+    if plan_kind(node) == "UnresolvedTableValuedFunction" and \
+            [str(p).lower() for p in scala_list(node.name())] == [INCREMENTAL_QUERY]:
+        return incremental_query(ctx, node), True
     children = scala_list(node.children())
     if not children:
         return node, False
@@ -83,10 +105,51 @@ def substitute(ctx: SqlContext, node: Any, shadowed: set[str], read_plans: dict[
     return node.withNewChildren(scala_seq(ctx, new_children)), True
 
 
-def attached_path(ctx: SqlContext, relation: Any, shadowed: set[str]) -> tuple[str, list[str], str] | None:
+def time_travel(ctx: SqlContext, node: Any, shadowed: set[str]) -> tuple[Any, bool]:
+    """`t VERSION AS OF v` / `t TIMESTAMP AS OF ts` on an attached table: the read at that version, with the
+    options Paimon's Spark catalog gives its loadTable (SparkCatalog.loadTable(ident, version) sets scan.version;
+    loadTable(ident, timestamp) scan.timestamp-millis of the instant Spark evaluates in the session time zone).
+    Spark itself refuses time travel on the Python source's relation; anything not attached is left to it."""
+    relation = node.relation()
+    if plan_kind(relation) != "UnresolvedRelation":
+        return node, False
+    found = attached_path(ctx, relation, shadowed, with_options=True)
+    if found is None:
+        return node, False
+    path, qualifier, name = found
+    version = scala_option(node.version())
+    if version is not None:
+        travel = {"scan.version": str(version)}
+    else:
+        instant = expression_sql(scala_option(node.timestamp()))
+        micros = ctx.spark.range(1).select(F.expr(f"unix_micros(CAST(({instant}) AS TIMESTAMP))")).first()[0]
+        if micros is None:
+            raise SqlError(f"TIMESTAMP AS OF {instant} is not a timestamp")
+        travel = {"scan.timestamp-millis": str(micros // 1000)}
+    options = {**storage_job_options(ctx.storage_options), **relation_options(relation), **travel}
+    plan = read(ctx.spark, path, options)._jdf.queryExecution().analyzed()
+    return aliased(ctx, plan, qualifier, name), True
+
+
+def incremental_query(ctx: SqlContext, node: Any) -> Any:
+    """`paimon_incremental_query('db.t', start, end)`, Paimon's Spark table function: the table read with
+    `incremental-between` = 'start,end' (snapshot ids or tag names), as its IncrementalQuery sets it."""
+    args = [constant_value(ctx.spark, a) for a in scala_list(node.functionArgs())]
+    if len(args) != 3 or not isinstance(args[0], str):
+        raise SqlError("paimon_incremental_query takes a table name and two versions (snapshot ids or tags): "
+                       "paimon_incremental_query('db.t', 1, 3)")
+    name, start, end = args
+    ident = ctx.identifier([part.strip("`") for part in name.split(".")])
+    path = ctx.catalog.table_path(f"{ident.database}.{ident.table}")
+    options = {**storage_job_options(ctx.storage_options), "incremental-between": f"{start},{end}"}
+    return read(ctx.spark, path, options)._jdf.queryExecution().analyzed()
+
+
+def attached_path(ctx: SqlContext, relation: Any, shadowed: set[str],
+                  with_options: bool = False) -> tuple[str, list[str], str] | None:
     """The table path, alias qualifier and name of a relation naming an attached table, read as the
-    session would resolve it; None for anything else."""
-    if relation.isStreaming() or not relation.options().isEmpty():
+    session would resolve it; None for anything else (also for a relation with options, unless ``with_options``)."""
+    if relation.isStreaming() or (not with_options and not relation.options().isEmpty()):
         return None
     parts = [str(p) for p in scala_list(relation.multipartIdentifier())]
     if len(parts) == 1:

@@ -20,7 +20,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
-from ..system_tables import SYSTEM_TABLES, normalize_name, system_table_schema
+from ..operation.change_tables import data_system_table, data_system_table_schema
+from ..system_tables import DATA_SYSTEM_TABLES, SYSTEM_TABLES, normalize_name, system_table_schema
 from ..system_tables import system_table as compute_system_table
 from ..table import Table
 from .options import check_s3_credentials, session_storage
@@ -49,7 +50,12 @@ class PaimonSystemTableSource(DataSource):
         return system_source_name(cls.path, cls.system)
 
     def schema(self) -> StructType:
+        if self.system in DATA_SYSTEM_TABLES:  # the table's own columns
+            return spark_schema(data_system_table_schema(self._table(), self.system))
         return spark_schema(system_table_schema(self.system))
+
+    def _table(self) -> Table:
+        return Table.load(self.path, storage_options=self.storage_options)
 
     def reader(self, schema: StructType) -> DataSourceReader:
         check_s3_credentials(self.path, {}, self.storage_options or {})  # here, not in the read task
@@ -67,7 +73,11 @@ class SystemTableReader(DataSourceReader):
         return [InputPartition(0)]  # metadata is small: one task
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        table = compute_system_table(Table.load(self.path, storage_options=self.storage_options).store, self.system)
+        source = Table.load(self.path, storage_options=self.storage_options)
+        if self.system in DATA_SYSTEM_TABLES:
+            table = data_system_table(source, self.system)
+        else:
+            table = compute_system_table(source.store, self.system)
         # Spark wants exactly the declared schema: its columns, microsecond timestamps, same nullability
         table = table.select(self.read_schema.names).cast(self.read_schema)
         yield from table.to_batches()
@@ -87,8 +97,9 @@ def system_source(path: str, system: str, storage_options: dict[str, Any] | None
 
 def system_table(spark: SparkSession, path: str, name: str,
                  storage_options: dict[str, Any] | None = None) -> DataFrame:
-    """The system table ``name`` (snapshots, schemas, options, files, manifests, partitions, buckets, tags)
-    of the Paimon table at ``path``, as a DataFrame computed when it is read."""
+    """The system table ``name`` (snapshots, schemas, options, files, manifests, partitions, buckets, tags, ...,
+    and audit_log and ro, which read the table's rows) of the Paimon table at ``path``, as a DataFrame computed
+    when it is read (in one task)."""
     source = system_source(path, name, {**session_storage(spark), **(storage_options or {})})
     register_source(spark, source)
     return spark.read.format(source.name()).load()
@@ -113,13 +124,15 @@ def register_system_views(spark: SparkSession, path: str, database: str, table: 
         return []
     global_db = global_temp_database(spark)
     names = []
-    for system in SYSTEM_TABLES:
+    paimon_table = Table.load(path, storage_options=storage_options)
+    for system in (*SYSTEM_TABLES, *DATA_SYSTEM_TABLES):
         source = system_source(path, system, storage_options)
         register_source(spark, source)
         view = f"{database}.{table}${system}"
         # the schema given here spares Spark a Python worker to ask the source for it (~1/3 of the cost)
-        spark.read.format(source.name()).schema(spark_schema(system_table_schema(system))).load() \
-            .createOrReplaceGlobalTempView(quote(view))
+        schema = spark_schema(data_system_table_schema(paimon_table, system) if system in DATA_SYSTEM_TABLES
+                              else system_table_schema(system))
+        spark.read.format(source.name()).schema(schema).load().createOrReplaceGlobalTempView(quote(view))
         names.append(f"{quote(global_db)}.{quote(view)}")
     return names
 
@@ -127,5 +140,5 @@ def register_system_views(spark: SparkSession, path: str, database: str, table: 
 def drop_system_views(spark: SparkSession, database: str, table: str) -> None:
     """Remove a table's system views (after DROP / RENAME / ALTER; attach() makes them again)."""
     global_db = global_temp_database(spark)
-    for system in SYSTEM_TABLES:
+    for system in (*SYSTEM_TABLES, *DATA_SYSTEM_TABLES):
         spark.sql(f"DROP VIEW IF EXISTS {quote(global_db)}.{quote(f'{database}.{table}${system}')}")

@@ -1,0 +1,67 @@
+"""Paimon's data system tables `$audit_log` and `$ro`, as Arrow tables (Table.inspect.audit_log() / .ro()).
+
+- `$audit_log` (Paimon 0.9's AuditLogTable, batch read): the table's rows with a leading `rowkind` column
+  (+I, -U, +U, -D), read with forceKeepDelete: each primary key's merged record in its own kind, so a key whose
+  last record is a deletion shows as a -D row instead of vanishing. Append tables: every row, +I.
+- `$ro` (ReadOptimizedTable): the rows of the top level only (a primary-key table's fully compacted files,
+  which need no merging); for deletion-vector and first-row tables every level above 0 (Paimon 0.9's batch scan
+  puts its own level filter in place of the top-level one). Append tables: every row.
+
+Both read the table's latest snapshot, or the version its options name (time travel, incremental-between).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from ..mergetree.compact import CompactionOptions
+from .read import TableRead
+from .scan import TableScan, batch_skips_level0
+
+if TYPE_CHECKING:
+    from ..table import Table
+
+ROW_KIND = "rowkind"  # AuditLogTable.ROW_KIND
+
+
+def audit_log_schema(table: Table) -> pa.Schema:
+    return TableRead(table, row_kind_column=ROW_KIND).output_schema.set(0, pa.field(ROW_KIND, pa.string()))
+
+
+def read_optimized_schema(table: Table) -> pa.Schema:
+    return TableRead(table).output_schema
+
+
+def audit_log(table: Table) -> pa.Table:
+    """Every row of the table with its row kind first (`rowkind`, a nullable string as Paimon declares it)."""
+    table.check_readable()
+    read = TableRead(table, row_kind_column=ROW_KIND)
+    # delta=True: merged, retractions kept (forceKeepDelete)
+    batches = [b for split in table.new_scan().plan() for b in read.read(split, delta=True)]
+    schema = audit_log_schema(table)
+    return pa.Table.from_batches([pa.RecordBatch.from_arrays(b.columns, schema=schema) for b in batches],
+                                 schema=schema)
+
+
+def read_optimized(table: Table) -> pa.Table:
+    """The rows of the table's compacted files only (primary-key tables: the top level)."""
+    table.check_readable()
+    if table.table_schema.primary_keys and not batch_skips_level0(table):
+        top = CompactionOptions.from_options(table.options).num_levels - 1
+        scan = TableScan(table, level_filter=lambda level: level == top)
+    else:
+        scan = TableScan(table)
+    read = TableRead(table)
+    return pa.Table.from_batches([b for split in scan.plan() for b in read.read(split)], schema=read.output_schema)
+
+
+def data_system_table_schema(table: Table, name: str) -> pa.Schema:
+    """The columns of `$audit_log` or `$ro` (``name``) of ``table``: the table's own, audit_log's rowkind first."""
+    return audit_log_schema(table) if name == "audit_log" else read_optimized_schema(table)
+
+
+def data_system_table(table: Table, name: str) -> pa.Table:
+    """`$audit_log` or `$ro` (``name``) of ``table``."""
+    return audit_log(table) if name == "audit_log" else read_optimized(table)
