@@ -201,6 +201,13 @@ def expire_partitions(table: TableRef, expiration_time: str, timestamp_formatter
     return expire_partitions_now(job, commit) or []  # type: ignore[arg-type]
 
 
+def compact_manifest(table: TableRef, storage_options: dict[str, Any] | None = None) -> Snapshot | None:
+    """Merge the latest snapshot's manifests into as few as `manifest.target-file-size` allows, dropping files
+    added then deleted, in one COMPACT snapshot, as Paimon 1.x's compact_manifest; None when there was nothing to
+    merge."""
+    return _table(table, storage_options).new_commit().compact_manifests()
+
+
 SUCCESS_FILE = "_SUCCESS"
 
 

@@ -29,6 +29,7 @@ PROCEDURE_ARGS = {
                           "expire_strategy", "max_expires"),
     "mark_partition_done": ("table", "partitions"),
     "purge_files": ("table",),
+    "compact_manifest": ("table",),
     "remove_orphan_files": ("table", "older_than", "dry_run"),
     "create_branch": ("table", "branch", "tag", "ignoreIfExists"),
     "delete_branch": ("table", "branch"),
@@ -117,7 +118,8 @@ def call(ctx: SqlContext, plan: Any) -> DataFrame:
 # Paimon 1.2+'s rollback result (0.9 - 1.1 returned `result boolean`)
 ROLLBACK_RESULT = "previous_snapshot_id bigint, current_snapshot_id bigint"
 TAG_AND_PARTITION_PROCEDURES = ("rollback", "rollback_to_timestamp", "create_tag_from_timestamp", "rename_tag",
-                                "expire_tags", "expire_partitions", "mark_partition_done", "purge_files")
+                                "expire_tags", "expire_partitions", "mark_partition_done", "purge_files",
+                                "compact_manifest")
 
 
 def _required(name: str, args: dict[str, Any], *needed: str) -> None:
@@ -178,6 +180,9 @@ def _tag_or_partition_procedure(spark: SparkSession, name: str, table: Table, ar
     if name == "mark_partition_done":
         _required(name, args, "partitions")
         procedures.mark_partition_done(table, str(args["partitions"]))
+        return spark.createDataFrame([(True,)], "result boolean")
+    if name == "compact_manifest":
+        procedures.compact_manifest(table)
         return spark.createDataFrame([(True,)], "result boolean")
     procedures.purge_files(table)
     return spark.createDataFrame([("Success",)], "result string")

@@ -40,8 +40,21 @@ def shop(spark, tmp_path):
     return path
 
 
+def spark_refuses(spark, statement: str) -> str:
+    """What plain spark.sql does with a statement on an attached table (it never reaches the Paimon table)."""
+    try:
+        spark.sql(statement).collect()
+    except Exception as e:  # noqa: BLE001 - Spark's analysis errors differ between versions
+        return type(e).__name__
+    return "ran"
+
+
 def test_drop_partition_truncate(spark, shop, java_oracle):
     path = shop
+    # plain spark.sql: Spark does not route these to a Python data source; the table is unchanged
+    outcomes = [spark_refuses(spark, q) for q in ("TRUNCATE TABLE p.t", "ALTER TABLE p.t DROP PARTITION (dt = 'x')")]
+    print("spark.sql outcomes:", outcomes)
+    assert Table.load(path).latest_snapshot().id == 3
     assert paimon_ds.sql(spark, "ALTER TABLE p.t DROP PARTITION (dt = '2024-01-01')") is None
     t = Table.load(path)
     assert t.latest_snapshot().commit_kind == "OVERWRITE" and t.latest_snapshot().id == 4
@@ -131,3 +144,29 @@ def test_partition_procedures(spark, shop, java_oracle):
     assert rows(paimon_ds.sql(spark, "CALL sys.purge_files(table => 'p.t')")) == (["result"], [("Success",)])
     assert sorted(os.listdir(path)) == ["schema"]
     assert java_rows(java_oracle, path) == []
+
+
+def test_maintenance_procedure_results(spark, shop, java_oracle):
+    """CompactManifestProcedure (1.0): `result` true, one COMPACT snapshot whose manifests Java reads;
+    ExpireSnapshotsProcedure (0.9 to 1.4): `deleted_snapshots_count` int; RemoveOrphanFilesProcedure (0.9): a
+    `result` row per file deleted; CreateTagProcedure / DeleteTagProcedure: `result` true."""
+    path = shop
+    out = paimon_ds.sql(spark, "CALL sys.compact_manifest(table => 'p.t')")
+    assert rows(out) == (["result"], [(True,)])
+    t = Table.load(path)
+    latest = t.latest_snapshot()
+    assert (latest.id, latest.commit_kind, latest.delta_record_count) == (4, "COMPACT", 0)
+    assert java_rows(java_oracle, path) == [(0, "2024-01-01", 0), (1, "2024-01-02", 10), (2, "2024-01-03", 20)]
+    assert rows(paimon_ds.sql(spark, "CALL sys.compact_manifest('p.t')")) == (["result"], [(True,)])
+    assert Table.load(path).latest_snapshot().id == 4  # one manifest already: nothing to commit
+    assert rows(paimon_ds.sql(spark, "CALL sys.create_tag('p.t', 'k', 1)")) == (["result"], [(True,)])
+    assert rows(paimon_ds.sql(spark, "CALL sys.delete_tag('p.t', 'k')")) == (["result"], [(True,)])
+    out = paimon_ds.sql(spark, "CALL sys.expire_snapshots(table => 'p.t', retain_max => 2, retain_min => 1)")
+    assert rows(out) == (["deleted_snapshots_count"], [(2,)])
+    assert out.schema.simpleString() == "struct<deleted_snapshots_count:int>"
+    orphan = os.path.join(path, "dt=2024-01-01", "orphan.parquet")
+    open(orphan, "wb").close()
+    os.utime(orphan, (0, 0))
+    out = paimon_ds.sql(spark, "CALL sys.remove_orphan_files(table => 'p.t', older_than => '2999-01-01 00:00:00')")
+    assert out.columns == ["result"] and [r[0].endswith("orphan.parquet") for r in out.collect()] == [True]
+    assert java_rows(java_oracle, path) == [(0, "2024-01-01", 0), (1, "2024-01-02", 10), (2, "2024-01-03", 20)]
