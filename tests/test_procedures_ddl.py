@@ -52,3 +52,30 @@ def test_compact_manifest_tags_rollback(tmp_path):
     assert ids(path) == [0, 1, 2]
     written = procedures.mark_partition_done(path, "dt=a,hr=1;dt=b,hr=1")
     assert [w.rsplit("/", 3)[1:] for w in written] == [["dt=a", "hr=1", "_SUCCESS"], ["dt=b", "hr=1", "_SUCCESS"]]
+
+
+def test_cli_commands(tmp_path, capsys):
+    """The same through `paimon-ds` (JSON output)."""
+    import json
+
+    from paimon_ds.cli import main
+
+    def run(*args: str) -> dict:
+        capsys.readouterr()
+        assert main([*args, "--json"]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    path = table(tmp_path)
+    sm = Table.load(path).snapshot_manager
+    assert run("tag", path, "t1", "--timestamp", str(sm.snapshot(1).time_millis)) == {"tag": "t1", "snapshot_id": 1}
+    assert run("rename-tag", path, "t1", "one") == {"from": "t1", "to": "one"}
+    assert run("drop-partition", path, "dt=a,hr=1") == {"snapshot_id": 4}
+    assert ids(path) == [1, 2]
+    assert run("compact-manifest", path) == {"snapshot_id": 5}
+    assert run("rollback", path, "--timestamp", str(sm.snapshot(2).time_millis)) == {"snapshot_id": 2}
+    assert ids(path) == [0, 1]
+    assert run("mark-partition-done", path, "dt=a,hr=1")["success_files"][0].endswith("dt=a/hr=1/_SUCCESS")
+    assert run("expire-partitions", path, "1 d") == {"expired_partitions": []}  # 'a' is no time: never expires
+    assert run("expire-tags", path, "--older-than", "2999-01-01 00:00:00") == {"expired_tags": ["one"]}
+    assert run("truncate", path) == {"snapshot_id": 3}
+    assert ids(path) == []
