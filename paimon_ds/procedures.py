@@ -7,12 +7,19 @@ what the `paimon-ds` command runs; compaction in Spark tasks is paimon_ds.compac
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
+from types import SimpleNamespace
 from typing import Any
 
 from .consumer import ConsumerManager
+from .format.partition import parse_partition_specs, partition_filter, partition_path
 from .operation import maintenance
-from .snapshot import Snapshot, to_millis
+from .operation.auto_tag import expire_tags_by_time, remove_tag
+from .operation.partition_expire import expire_partitions as expire_partitions_now
+from .operation.partition_expire import partition_entries
+from .options import parse_duration
+from .snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotNotFound, tag_json, tag_retention, to_millis
 from .table import Table
 
 TableRef = str | Table
@@ -55,6 +62,189 @@ def rollback(table: TableRef, version: int | str, storage_options: dict[str, Any
     if isinstance(version, int) or (isinstance(version, str) and version.strip().isdigit()):
         return maintenance.rollback(t, snapshot_id=int(version))
     return maintenance.rollback(t, tag=version)
+
+
+def rollback_to_timestamp(table: TableRef, timestamp: dt.datetime | str | int,
+                          storage_options: dict[str, Any] | None = None) -> Snapshot:
+    """Roll back to the latest snapshot committed at or before ``timestamp`` (epoch millis, a datetime or
+    `yyyy-MM-dd HH:mm:ss`), as Paimon 1.x's rollback_to_timestamp; returns that snapshot."""
+    t = _table(table, storage_options)
+    return maintenance.rollback(t, snapshot_id=t.snapshot_manager.at_or_before(to_millis(timestamp)).id)
+
+
+def create_tag_from_timestamp(table: TableRef, tag: str, timestamp: dt.datetime | str | int,
+                              time_retained: str | None = None,
+                              storage_options: dict[str, Any] | None = None) -> Snapshot:
+    """Tag the first snapshot committed at or after ``timestamp``, or an earlier-committed tag's snapshot that is
+    (a tag whose snapshot expired), as Paimon's create_tag_from_timestamp; ``time_retained`` (a duration such as
+    `1 d`) makes the tag expire. Returns the tagged snapshot."""
+    t = _table(table, storage_options)
+    sm = t.snapshot_manager
+    millis = to_millis(timestamp)
+    found = None
+    for sid in sm.list_ids():  # laterOrEqualTimeMills
+        s = sm.snapshot(sid)
+        if s.time_millis >= millis:
+            found = s
+            break
+    tagged = sorted((sm.tag(n) for n in sm.tag_names()), key=lambda s: s.id)
+    for s in tagged:  # Paimon looks at the first tag (by snapshot id) at or after the time only
+        if millis <= s.time_millis:
+            if found is None or s.time_millis < found.time_millis:
+                found = s
+            break
+    if found is None:
+        raise SnapshotNotFound(f"no snapshot of {t.path} was committed at or after {millis}")
+    return _create_tag(t, tag, found, time_retained)
+
+
+def _create_tag(t: Table, tag: str, snapshot: Snapshot, time_retained: str | None) -> Snapshot:
+    if time_retained is None:
+        if t.io.exists(t.snapshot_manager.path(snapshot.id)):
+            return maintenance.create_tag(t, tag, snapshot.id)
+        retained = t.options.get("tag.default-time-retained")
+    else:
+        retained = parse_duration(time_retained)
+    if not tag or "/" in tag:
+        raise ValueError(f"tag name {tag!r} is not valid")
+    sm = t.snapshot_manager
+    t.io.mkdirs(sm.tag_dir)
+    if not t.io.try_create(sm.tag_path(tag), tag_json(snapshot, retained).encode()):
+        raise ValueError(f"tag {tag!r} already exists in {t.path}")
+    return snapshot
+
+
+def rename_tag(table: TableRef, tag: str, target_tag: str, storage_options: dict[str, Any] | None = None) -> None:
+    """Rename a tag (its file, content unchanged), as Paimon 1.x's rename_tag."""
+    t = _table(table, storage_options)
+    sm = t.snapshot_manager
+    content = t.io.read_bytes(sm.tag_path(tag)) if tag in sm.tag_names() else None
+    if content is None:
+        raise SnapshotNotFound(f"tag {tag!r} does not exist in {t.path}")
+    if not target_tag or "/" in target_tag:
+        raise ValueError(f"tag name {target_tag!r} is not valid")
+    if not t.io.try_create(sm.tag_path(target_tag), content):
+        raise ValueError(f"tag {target_tag!r} already exists in {t.path}")
+    t.io.delete_quietly(sm.tag_path(tag))
+
+
+def expire_tags(table: TableRef, older_than: dt.datetime | str | int | None = None,
+                storage_options: dict[str, Any] | None = None) -> list[str]:
+    """Delete the tags whose retention time has passed and, with ``older_than``, those created before it (a tag
+    without a creation time: its file's modification time), as Paimon 1.x's expire_tags (TagTimeExpire);
+    returns their names."""
+    t = _table(table, storage_options)
+    expired = expire_tags_by_time(t)
+    if older_than is None:
+        return expired
+    before = dt.datetime.fromtimestamp(to_millis(older_than) / 1000)
+    sm = t.snapshot_manager
+    for name in sm.tag_names():
+        try:
+            created, _ = tag_retention(sm.tag(name))
+        except SnapshotNotFound:
+            continue
+        if created is None:
+            created = t.io.fs.modified(sm.tag_path(name)).astimezone().replace(tzinfo=None)
+        if created < before:
+            remove_tag(t, name)
+            expired.append(name)
+    return expired
+
+
+# ------------------------------------------------------------------ partitions
+def truncate(table: TableRef, storage_options: dict[str, Any] | None = None) -> Snapshot | None:
+    """TRUNCATE TABLE: one OVERWRITE snapshot that removes every file, as Paimon's truncateTable (None if the
+    table has no snapshot: nothing to remove)."""
+    t = _table(table, storage_options)
+    if t.snapshot_manager.latest() is None:
+        return None
+    return t.new_commit().overwrite([])
+
+
+def drop_partitions(table: TableRef, partitions: str | list[dict[str, Any]],
+                    storage_options: dict[str, Any] | None = None) -> Snapshot | None:
+    """ALTER TABLE ... DROP PARTITION: one OVERWRITE snapshot that removes the files of the partitions
+    (`dt=x,hr=1;dt=y` or dicts; a prefix of the keys names every partition under it), as Paimon's
+    dropPartitions. None if the table has no snapshot."""
+    t = _table(table, storage_options)
+    selected = partition_filter(t, partitions)
+    if selected is None:
+        raise ValueError("drop_partitions needs at least one partition")
+    if t.snapshot_manager.latest() is None:
+        return None
+    return t.new_commit().overwrite([], partitions=selected)
+
+
+def partitions(table: TableRef, storage_options: dict[str, Any] | None = None) -> list[bytes]:
+    """The partitions (serialized rows) that hold files in the latest snapshot."""
+    return list(partition_entries(_table(table, storage_options)))
+
+
+def expire_partitions(table: TableRef, expiration_time: str, timestamp_formatter: str | None = None,
+                      timestamp_pattern: str | None = None, expire_strategy: str | None = None,
+                      max_expires: int | None = None,
+                      storage_options: dict[str, Any] | None = None) -> list[dict[str, str]]:
+    """Drop the partitions older than ``expiration_time`` (a duration, `1 d`) now, as Paimon's expire_partitions:
+    the table's partition expiration (operation.partition_expire) with these settings, in one OVERWRITE snapshot
+    by commit user ''. Returns the expired partitions ({key: value as Paimon prints it})."""
+    t = _table(table, storage_options)
+    overrides = {"partition.expiration-time": expiration_time, "partition.expiration-check-interval": "0",
+                 "partition.timestamp-formatter": timestamp_formatter, "partition.timestamp-pattern": timestamp_pattern,
+                 "partition.expiration-strategy": expire_strategy,
+                 "partition.expiration-max-num": None if max_expires is None else str(max_expires)}
+    opts = {**t.dynamic_options, **{k: v for k, v in overrides.items() if v is not None}}
+    job = t.reload(opts)
+    if not job.partition_keys:
+        raise ValueError(f"table {t.path} is not partitioned: it has no partitions to expire")
+    commit = SimpleNamespace(commit_user="", commit_identifier=BATCH_COMMIT_IDENTIFIER)
+    return expire_partitions_now(job, commit) or []  # type: ignore[arg-type]
+
+
+def compact_manifest(table: TableRef, storage_options: dict[str, Any] | None = None) -> Snapshot | None:
+    """Merge the latest snapshot's manifests into as few as `manifest.target-file-size` allows, dropping files
+    added then deleted, in one COMPACT snapshot, as Paimon 1.x's compact_manifest; None when there was nothing to
+    merge."""
+    return _table(table, storage_options).new_commit().compact_manifests()
+
+
+SUCCESS_FILE = "_SUCCESS"
+
+
+def mark_partition_done(table: TableRef, partitions: str | list[dict[str, Any]],
+                        storage_options: dict[str, Any] | None = None) -> list[str]:
+    """Mark partitions done (`dt=x;dt=y`, full specs) with Paimon's success-file action: `<partition>/_SUCCESS`
+    holding {"creationTime", "modificationTime"} (epoch millis; an existing file keeps its creation time).
+    Other `partition.mark-done-action`s are refused. Returns the success files written."""
+    t = _table(table, storage_options)
+    actions = [a.strip() for a in t.options.raw.get("partition.mark-done-action") or "success-file".split(",")]
+    if any(a != "success-file" for a in actions):
+        raise ValueError(f"partition.mark-done-action {actions}: paimon_ds runs only the success-file action")
+    specs = parse_partition_specs(partitions) if isinstance(partitions, str) else list(partitions)
+    keys = t.partition_keys
+    for spec in specs:
+        if sorted(spec) != sorted(keys):
+            raise ValueError(f"partition {spec} must give every partition key {keys}")
+    default_name = t.options.get("partition.default-name")
+    written = []
+    for spec in specs:
+        path = f"{t.root}/{partition_path(keys, [spec[k] for k in keys], default_name)}/{SUCCESS_FILE}"
+        now = int(time.time() * 1000)
+        created = now
+        if t.io.exists(path):
+            created = json.loads(t.io.read_text(path)).get("creationTime", now)
+        t.io.write_bytes(path, json.dumps({"creationTime": created, "modificationTime": now}).encode())
+        written.append(path)
+    return written
+
+
+def purge_files(table: TableRef, storage_options: dict[str, Any] | None = None) -> None:
+    """Delete everything in the table's directory except its schemas (snapshots, tags, manifests, data), as
+    Paimon 1.x's purge_files: the table stays, empty, with its schema."""
+    t = _table(table, storage_options)
+    for name in t.io.list_names(t.root):
+        if "schema" not in name:
+            t.io.fs.rm(f"{t.root}/{name}", recursive=True)
 
 
 def remove_orphan_files(table: TableRef, older_than: dt.datetime | str | int | None = None, dry_run: bool = False,

@@ -118,6 +118,46 @@ def _remove_orphans(table: Table, args: argparse.Namespace, out: Output) -> tupl
             f"{verb} {len(found)} orphan file(s)" + "".join(f"\n  {f}" for f in found))
 
 
+def _snapshot_text(verb: str, snapshot: Any) -> tuple[dict[str, Any], str]:
+    sid = None if snapshot is None else snapshot.id
+    return {"snapshot_id": sid}, f"{verb}: snapshot {sid}" if sid is not None else f"{verb}: nothing to commit"
+
+
+def _expire_partitions(table: Table, args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    expired = procedures.expire_partitions(table, args.expiration_time, args.timestamp_formatter,
+                                           args.timestamp_pattern, args.strategy, args.max_expires)
+    return {"expired_partitions": expired}, f"expired {len(expired)} partition(s)" + "".join(
+        "\n  " + ", ".join(f"{k}={v}" for k, v in p.items()) for p in expired)
+
+
+def _expire_tags(table: Table, args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    expired = procedures.expire_tags(table, args.older_than)
+    return {"expired_tags": expired}, f"expired {len(expired)} tag(s)" + (f": {', '.join(expired)}" if expired else "")
+
+
+def _mark_done(table: Table, args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    written = procedures.mark_partition_done(table, args.partitions)
+    return {"success_files": written}, f"marked {len(written)} partition(s) done"
+
+
+def _rename_tag(table: Table, args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    procedures.rename_tag(table, args.name, args.to)
+    return {"from": args.name, "to": args.to}, f"renamed tag {args.name!r} to {args.to!r}"
+
+
+# the commands of issue 36's DDL and procedures: (table, arguments) -> (JSON document, text)
+_PARTITION_COMMANDS: dict[str, Callable[[Table, argparse.Namespace], tuple[dict[str, Any], str]]] = {
+    "truncate": lambda table, args: _snapshot_text("truncated", procedures.truncate(table)),
+    "drop-partition": lambda table, args: _snapshot_text(
+        "dropped", procedures.drop_partitions(table, args.partitions)),
+    "compact-manifest": lambda table, args: _snapshot_text("compacted manifests", procedures.compact_manifest(table)),
+    "expire-partitions": _expire_partitions,
+    "expire-tags": _expire_tags,
+    "mark-partition-done": _mark_done,
+    "rename-tag": _rename_tag,
+}
+
+
 # the read-only metadata commands: (the document from the table and arguments, its rendering)
 _METADATA: dict[str, tuple[Callable[[Table, argparse.Namespace], dict[str, Any]],
                            Callable[[Output, dict[str, Any]], None]]] = {
@@ -177,13 +217,21 @@ def _run(table: Table, args: argparse.Namespace, out: Output) -> dict[str, Any] 
         doc, text = _expire(table, args, out)
     elif command == "remove-orphans":
         doc, text = _remove_orphans(table, args, out)
+    elif command == "tag" and args.timestamp is not None:
+        sid = procedures.create_tag_from_timestamp(table, args.name, args.timestamp, args.time_retained).id
+        doc, text = {"tag": args.name, "snapshot_id": sid}, f"tag {args.name!r} -> snapshot {sid}"
     elif command == "tag":
+        if args.time_retained is not None:
+            raise ValueError("--time-retained goes with --timestamp")
         sid = m.create_tag(table, args.name, args.snapshot).id
         doc, text = {"tag": args.name, "snapshot_id": sid}, f"tag {args.name!r} -> snapshot {sid}"
     elif command == "delete-tag":
         deleted = m.delete_tag(table, args.name)
         doc = {"tag": args.name, "deleted_files": len(deleted)}
         text = f"deleted tag {args.name!r} and {len(deleted)} file(s) only it kept"
+    elif command == "rollback" and args.timestamp is not None:
+        sid = procedures.rollback_to_timestamp(table, args.timestamp).id
+        doc, text = {"snapshot_id": sid}, f"rolled back to snapshot {sid}"
     elif command == "rollback":
         sid = m.rollback(table, args.snapshot, args.tag).id
         doc, text = {"snapshot_id": sid}, f"rolled back to snapshot {sid}"
@@ -213,6 +261,8 @@ def _run(table: Table, args: argparse.Namespace, out: Output) -> dict[str, Any] 
         cleared = procedures.clear_consumers(table, args.including, args.excluding)
         doc = {"cleared_consumers": cleared}
         text = f"cleared {len(cleared)} consumer(s)" + (f": {', '.join(cleared)}" if cleared else "")
+    elif command in _PARTITION_COMMANDS:
+        doc, text = _PARTITION_COMMANDS[command](table, args)
     else:  # argparse admits only the commands above
         raise AssertionError(command)
     if out.is_json:
@@ -295,13 +345,36 @@ def build_parser() -> argparse.ArgumentParser:
                    help="expire at most this many snapshots (default: snapshot.expire.limit)")
     p = add("tag", "tag a snapshot (the latest by default)")
     p.add_argument("name")
-    p.add_argument("--snapshot", type=int)
+    target = p.add_mutually_exclusive_group()
+    target.add_argument("--snapshot", type=int)
+    target.add_argument("--timestamp", help="the first snapshot committed at or after this (epoch millis or "
+                                            "'yyyy-MM-dd HH:mm:ss')")
+    p.add_argument("--time-retained", help="with --timestamp: the tag expires after this (e.g. 1 d)")
+    p = add("rename-tag", "rename a tag")
+    p.add_argument("name")
+    p.add_argument("to")
+    p = add("expire-tags", "delete tags whose retention has passed, and with --older-than those created before")
+    p.add_argument("--older-than", help="epoch millis or 'yyyy-MM-dd HH:mm:ss'")
+    add("truncate", "remove every row: one OVERWRITE snapshot without files")
+    p = add("drop-partition", "remove partitions: one OVERWRITE snapshot")
+    p.add_argument("partitions", help="e.g. 'dt=2024-01-01,hr=1;dt=2024-01-02'")
+    p = add("expire-partitions", "drop the partitions older than an expiration time (as partition.expiration-*)")
+    p.add_argument("expiration_time", help="e.g. 7 d")
+    p.add_argument("--timestamp-formatter")
+    p.add_argument("--timestamp-pattern")
+    p.add_argument("--strategy", choices=["values-time", "update-time"])
+    p.add_argument("--max-expires", type=int)
+    add("compact-manifest", "merge the latest snapshot's manifests (a COMPACT snapshot)")
+    p = add("mark-partition-done", "write the partitions' _SUCCESS files (the success-file mark-done action)")
+    p.add_argument("partitions", help="e.g. 'dt=2024-01-01;dt=2024-01-02'")
     p = add("delete-tag", "delete a tag and the files only it kept")
     p.add_argument("name")
     p = add("rollback", "make a snapshot or tag the latest again (newer snapshots are deleted)")
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--snapshot", type=int)
     target.add_argument("--tag")
+    target.add_argument("--timestamp", help="the latest snapshot committed at or before this (epoch millis or "
+                                            "'yyyy-MM-dd HH:mm:ss')")
     p = add("remove-orphans", "delete unreferenced files older than a margin (default 1 d)")
     p.add_argument("--older-than", default="1 d")
     p.add_argument("--dry-run", action="store_true")

@@ -233,6 +233,23 @@ class TableCommit:
         return self._maintained(self._commit([], "COMPACT", identifier, overwrite=None,
                                              dv_changes=deletion_vector_changes(messages)))
 
+    def compact_manifests(self, identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:
+        """Paimon's FileStoreCommit.compactManifest (the compact_manifest procedure): the latest snapshot's live
+        entries rewritten into as few manifests as the target size allows (added-then-deleted files dropped), in
+        a COMPACT snapshot with an empty delta. None when there is nothing to merge (no snapshot, or a single
+        manifest)."""
+        latest = self.table.snapshot_manager.latest()
+        if latest is None:
+            return None
+        metas = self.manifest_list.read(latest.base_manifest_list) + self.manifest_list.read(latest.delta_manifest_list)
+        if len(metas) <= 1:
+            return None
+        saved, self.merge_min_count = self.merge_min_count, 1  # merge whatever there is
+        try:
+            return self._commit([], "COMPACT", identifier, overwrite=None)
+        finally:
+            self.merge_min_count = saved
+
     def commit_or_abort(self, messages: Sequence[CommitMessage],
                         identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:
         """commit(), and if it fails delete the files the messages made (a compaction that lost)."""

@@ -20,7 +20,16 @@ PROCEDURE_ARGS = {
     "expire_snapshots": ("table", "retain_max", "retain_min", "older_than", "max_deletes"),
     "create_tag": ("table", "tag", "snapshot", "time_retained"),
     "delete_tag": ("table", "tag"),
-    "rollback": ("table", "version"),
+    "rollback": ("table", "version", "snapshot", "tag"),
+    "rollback_to_timestamp": ("table", "timestamp"),
+    "create_tag_from_timestamp": ("table", "tag", "timestamp", "time_retained"),
+    "rename_tag": ("table", "tag", "target_tag"),
+    "expire_tags": ("table", "older_than"),
+    "expire_partitions": ("table", "expiration_time", "timestamp_formatter", "timestamp_pattern",
+                          "expire_strategy", "max_expires"),
+    "mark_partition_done": ("table", "partitions"),
+    "purge_files": ("table",),
+    "compact_manifest": ("table",),
     "remove_orphan_files": ("table", "older_than", "dry_run"),
     "create_branch": ("table", "branch", "tag", "ignoreIfExists"),
     "delete_branch": ("table", "branch"),
@@ -86,7 +95,7 @@ def call(ctx: SqlContext, plan: Any) -> DataFrame:
     if name == "expire_snapshots":
         result = procedures.expire_snapshots(table, args.get("retain_max"), args.get("retain_min"),
                                              args.get("older_than"), args.get("max_deletes"))
-        return spark.createDataFrame([(len(result.expired),)], "deleted_snapshots_num int")
+        return spark.createDataFrame([(len(result.expired),)], "deleted_snapshots_count int")
     if name == "create_tag":
         if args.get("time_retained") is not None:
             raise SqlError("sys.create_tag: time_retained is not supported by paimon_ds")
@@ -100,13 +109,83 @@ def call(ctx: SqlContext, plan: Any) -> DataFrame:
         for tag in str(args["tag"]).split(","):
             procedures.delete_tag(table, tag.strip())
         return spark.createDataFrame([(True,)], "result boolean")
-    if name == "rollback":
-        if args.get("version") is None:
-            raise SqlError("sys.rollback needs version => snapshot id or tag name")
-        procedures.rollback(table, args["version"])
-        return spark.createDataFrame([(True,)], "result boolean")
+    if name in TAG_AND_PARTITION_PROCEDURES:
+        return _tag_or_partition_procedure(spark, name, table, args)
     found = procedures.remove_orphan_files(table, args.get("older_than"), bool(args.get("dry_run") or False))
-    return spark.createDataFrame([(f,) for f in found], "deleted_file string")
+    return spark.createDataFrame([(f,) for f in found], "result string")
+
+
+# Paimon 1.2+'s rollback result (0.9 - 1.1 returned `result boolean`)
+ROLLBACK_RESULT = "previous_snapshot_id bigint, current_snapshot_id bigint"
+TAG_AND_PARTITION_PROCEDURES = ("rollback", "rollback_to_timestamp", "create_tag_from_timestamp", "rename_tag",
+                                "expire_tags", "expire_partitions", "mark_partition_done", "purge_files",
+                                "compact_manifest")
+
+
+def _required(name: str, args: dict[str, Any], *needed: str) -> None:
+    missing = [a for a in needed if args.get(a) in (None, "")]
+    if missing:
+        raise SqlError(f"sys.{name} needs " + ", ".join(f"{a} => ..." for a in missing))
+
+
+def _tag_or_partition_procedure(spark: SparkSession, name: str, table: Table, args: dict[str, Any]) -> DataFrame:
+    """The procedures whose result rows are Paimon's own (column names and types as its Spark procedures)."""
+    latest = table.snapshot_manager.latest_id()
+    if name == "rollback":
+        given = [a for a in ("version", "snapshot", "tag") if args.get(a) not in (None, "")]
+        if len(given) != 1:
+            raise SqlError("sys.rollback needs exactly one of version => snapshot id or tag name, snapshot => id, "
+                           "tag => 'name'")
+        value = args[given[0]]
+        if given[0] == "snapshot":
+            value = _snapshot_id(value)
+        elif given[0] == "tag":
+            value = str(value)
+        if latest is None:
+            raise SqlError("sys.rollback: the table has no snapshot, there is nothing to roll back")
+        target = procedures.rollback(table, value)
+        return spark.createDataFrame([(latest, target.id)], ROLLBACK_RESULT)
+    if name == "rollback_to_timestamp":
+        _required(name, args, "timestamp")
+        if latest is None:
+            raise SqlError("sys.rollback_to_timestamp: the table has no snapshot, there is nothing to roll back")
+        target = procedures.rollback_to_timestamp(table, args["timestamp"])
+        return spark.createDataFrame([(latest, target.id)], ROLLBACK_RESULT)
+    if name == "create_tag_from_timestamp":
+        _required(name, args, "tag", "timestamp")
+        retained = args.get("time_retained")
+        s = procedures.create_tag_from_timestamp(table, str(args["tag"]), args["timestamp"],
+                                                 None if retained in (None, "") else str(retained))
+        return spark.createDataFrame([(str(args["tag"]), s.id, s.time_millis,
+                                       "null" if s.watermark is None else str(s.watermark))],
+                                     "tagName string, snapshot bigint, commit_time bigint, watermark string")
+    if name == "rename_tag":
+        _required(name, args, "tag", "target_tag")
+        procedures.rename_tag(table, str(args["tag"]), str(args["target_tag"]))
+        return spark.createDataFrame([(True,)], "result boolean")
+    if name == "expire_tags":
+        older = args.get("older_than")
+        tags = procedures.expire_tags(table, None if older in (None, "") else older)
+        return spark.createDataFrame([(t,) for t in tags] or [("No expired tags.",)], "expired_tags string")
+    if name == "expire_partitions":
+        _required(name, args, "expiration_time")
+        optional = {k: (None if args.get(k) in (None, "") else str(args[k]))
+                    for k in ("timestamp_formatter", "timestamp_pattern", "expire_strategy")}
+        max_expires = args.get("max_expires")
+        expired = procedures.expire_partitions(table, str(args["expiration_time"]), **optional,
+                                               max_expires=None if max_expires is None else int(max_expires))
+        # Paimon prints each partition as Java's Map.toString without its braces: `k1=v1, k2=v2`
+        rows = [(", ".join(f"{k}={v}" for k, v in p.items()),) for p in expired]
+        return spark.createDataFrame(rows or [("No expired partitions.",)], "expired_partitions string")
+    if name == "mark_partition_done":
+        _required(name, args, "partitions")
+        procedures.mark_partition_done(table, str(args["partitions"]))
+        return spark.createDataFrame([(True,)], "result boolean")
+    if name == "compact_manifest":
+        procedures.compact_manifest(table)
+        return spark.createDataFrame([(True,)], "result boolean")
+    procedures.purge_files(table)
+    return spark.createDataFrame([("Success",)], "result string")
 
 
 def _branch_procedure(spark: SparkSession, name: str, table: Table, args: dict[str, Any]) -> DataFrame:

@@ -13,8 +13,10 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.types import StructField, StructType
 
+from .. import procedures
 from .. import schema_change as sc
 from ..catalog import CatalogError
+from ..format.partition import partition_filter
 from ..options import parse_list
 from .catalog import attach, detach_table
 from .options import storage_job_options
@@ -206,6 +208,31 @@ def rename_table(ctx: SqlContext, plan: Any) -> None:
     attach(ctx.spark, ctx.warehouse, ctx.storage_options)
 
 
+# ------------------------------------------------------------------ TRUNCATE / DROP PARTITION
+def truncate_table(ctx: SqlContext, plan: Any) -> None:
+    """TRUNCATE TABLE t: one OVERWRITE snapshot without files (Paimon's truncateTable)."""
+    ident = ctx.identifier(name_parts(plan.table()))
+    procedures.truncate(ctx.catalog.get_table(ident))
+    ctx.refresh(ident)
+
+
+def drop_partitions(ctx: SqlContext, plan: Any) -> None:
+    """ALTER TABLE t DROP [IF EXISTS] PARTITION (k = v), ... and TRUNCATE TABLE t PARTITION (k = v): one
+    OVERWRITE snapshot removing the partitions' files (Paimon's dropPartitions / truncatePartition). As Spark's
+    DropPartitions, a partition that does not exist is an error unless IF EXISTS."""
+    ident = ctx.identifier(name_parts(plan.table()))
+    table = ctx.catalog.get_table(ident)
+    nodes = [plan.partitionSpec()] if plan_kind(plan) == "TruncatePartition" else scala_list(plan.parts())
+    specs = [{str(k): (None if v is None else str(v)) for k, v in scala_dict(n.spec()).items()} for n in nodes]
+    if plan_kind(plan) == "DropPartitions" and not plan.ifExists():
+        present = list(procedures.partitions(table))
+        missing = [s for s in specs if not any(partition_filter(table, [s])(p) for p in present)]
+        if missing:
+            raise SqlError(f"partitions {missing} do not exist in {ident} (use DROP IF EXISTS PARTITION)")
+    procedures.drop_partitions(table, specs)
+    ctx.refresh(ident)
+
+
 # Plan node -> the DDL that runs it
 DDL_HANDLERS: dict[str, Callable[[SqlContext, Any], None]] = {
     "CreateTable": create_table,
@@ -221,4 +248,7 @@ DDL_HANDLERS: dict[str, Callable[[SqlContext, Any], None]] = {
     "AlterColumns": alter_table,
     "ReplaceColumns": alter_table,
     "RenameTable": rename_table,
+    "TruncateTable": truncate_table,
+    "TruncatePartition": drop_partitions,
+    "DropPartitions": drop_partitions,
 }
