@@ -69,8 +69,8 @@ def _text(expr: Any) -> str:
         start, stop = scala_option(origin.startIndex()), scala_option(origin.stopIndex())
         if start is not None and stop is not None:
             text = text or str(scala_option(origin.sqlText()))
-            if int(start) == 0 and plan_kind(node) == "Exists":  # Spark gives a WHERE EXISTS the statement's origin
-                start = _exists_start(text, int(stop))
+            if int(start) == 0 and plan_kind(node) == "Exists":  # Spark may give an EXISTS the statement's origin
+                start, stop = _exists_span(text, node.plan().origin())
             if start is not None:
                 spans.append((int(start), int(stop)))
         todo.extend(scala_list(node.children()))
@@ -79,15 +79,17 @@ def _text(expr: Any) -> str:
     return str(text)[min(s for s, _ in spans):max(e for _, e in spans) + 1]
 
 
-def _exists_start(text: str, stop: int) -> int | None:
-    """Where `EXISTS (...)` ending at ``stop`` starts in ``text``: the keyword before its matching parenthesis."""
-    depth = 0
-    for i in range(stop, -1, -1):
-        depth += {")": 1, "(": -1}.get(text[i], 0)
-        if depth == 0:
-            head = text[:i].rstrip()
-            return len(head) - 6 if head.lower().endswith("exists") else None
-    return None
+def _exists_span(text: str, query_origin: Any) -> tuple[int | None, int]:
+    """Where `EXISTS (<query>)` is in ``text``, from its query's origin: the keyword before the parenthesis that
+    opens the query, to the one that closes it (None: not found, the node is left out)."""
+    start, stop = scala_option(query_origin.startIndex()), scala_option(query_origin.stopIndex())
+    if start is None or stop is None:
+        return None, 0
+    head = text[:int(start)].rstrip()
+    tail = len(text) - len(text[int(stop) + 1:].lstrip())
+    if not (head.endswith("(") and head[:-1].rstrip().lower().endswith("exists") and text[tail:tail + 1] == ")"):
+        return None, 0
+    return len(head[:-1].rstrip()) - 6, tail
 
 
 _SUBQUERIES = {"ListQuery", "Exists", "ScalarSubquery", "InSubquery", "LateralSubquery"}
