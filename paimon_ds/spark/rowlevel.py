@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from ..deletionvectors.maintainer import dv_enabled
 from ..errors import RowLevelError
@@ -44,9 +44,6 @@ FILE_COLUMN = "__paimon_ds_file"
 POSITION_COLUMN = "__paimon_ds_position"
 KIND_COLUMN = "__paimon_ds_row_kind"
 ACTION_COLUMN = "__paimon_ds_action"
-TARGET_PRESENT = "__paimon_ds_target"
-SOURCE_PRESENT = "__paimon_ds_source"
-ROW_ID = "__paimon_ds_row_id"
 
 
 def _column(e: Expr) -> Column:
@@ -102,32 +99,35 @@ def _typed(table: Table, target: DataFrame, values: Mapping[str, Expr], what: st
 
 
 def delete(spark: SparkSession, path: str, condition: Expr | None = None,
-           storage_options: dict[str, Any] | None = None) -> Snapshot | None:
+           storage_options: dict[str, Any] | None = None, alias: str | None = None) -> Snapshot | None:
     """DELETE FROM the table WHERE ``condition`` (None: every row). Returns the new snapshot, or None if
-    no row matched."""
+    no row matched. ``alias``: the name the condition may qualify the table's columns with."""
     table, snapshot = _load(spark, path, storage_options)
     check_engine(table, "DELETE")
     if snapshot is None:
         return None
+
+    def target(**kw: Any) -> DataFrame:
+        df = _target(spark, table, snapshot, **kw)
+        return df.alias(alias) if alias else df
+
     if table.table_schema.primary_keys:
-        rows = _target(spark, table, snapshot).where(_holds(condition))
+        rows = target().where(_holds(condition))
         return _write(rows.withColumn(KIND_COLUMN, F.lit("-D")), table, {ROW_KIND_COLUMN_OPTION: KIND_COLUMN})
     if dv_enabled(table.store):
-        return _delete_with_vectors(spark, table, snapshot, condition)
-    files = _touched_files(_target(spark, table, snapshot, file_column=True).where(_holds(condition)))
+        return _delete_with_vectors(target(file_column=True, position_column=True), table, snapshot, condition)
+    files = _touched_files(target(file_column=True).where(_holds(condition)))
     if not files:
         return None
-    kept = (_target(spark, table, snapshot, file_column=True, only_files=files)
-            .where(~_holds(condition)).drop(FILE_COLUMN))
+    kept = target(file_column=True, only_files=files).where(~_holds(condition)).drop(FILE_COLUMN)
     return _write(kept, table, {REPLACE_FILES_OPTION: json.dumps(files)})
 
 
-def _delete_with_vectors(spark: SparkSession, table: Table, snapshot: Snapshot, condition: Expr | None
+def _delete_with_vectors(target: DataFrame, table: Table, snapshot: Snapshot, condition: Expr | None
                          ) -> Snapshot | None:
     """Append tables with deletion vectors: the matching rows' positions go into their files' vectors
     (no file is rewritten), as Paimon's Spark DELETE does with deletion vectors enabled."""
-    rows = (_target(spark, table, snapshot, file_column=True, position_column=True).where(_holds(condition))
-            .select(FILE_COLUMN, POSITION_COLUMN))
+    rows = target.where(_holds(condition)).select(FILE_COLUMN, POSITION_COLUMN)
     hits = rows.toArrow()
     if hits.num_rows == 0:
         return None
@@ -138,25 +138,31 @@ def _delete_with_vectors(spark: SparkSession, table: Table, snapshot: Snapshot, 
 
 
 def update(spark: SparkSession, path: str, assignments: Mapping[str, Expr], condition: Expr | None = None,
-           storage_options: dict[str, Any] | None = None) -> Snapshot | None:
-    """UPDATE the table SET ``assignments`` (column -> expression over the old row) WHERE ``condition``."""
+           storage_options: dict[str, Any] | None = None, alias: str | None = None) -> Snapshot | None:
+    """UPDATE the table SET ``assignments`` (column -> expression over the old row) WHERE ``condition``.
+    ``alias``: the name the condition and values may qualify the table's columns with."""
     table, snapshot = _load(spark, path, storage_options)
     check_update(table, assignments)
     if snapshot is None:
         return None
+
+    def target(**kw: Any) -> DataFrame:
+        df = _target(spark, table, snapshot, **kw)
+        return df.alias(alias) if alias else df
+
     names = table.table_schema.field_names
     if table.table_schema.primary_keys:
-        target = _target(spark, table, snapshot)
-        values = _typed(table, target, assignments, "UPDATE")
-        rows = target.where(_holds(condition)).select(*[values.get(c, F.col(c)).alias(c) for c in names])
+        rows = target()
+        values = _typed(table, rows, assignments, "UPDATE")
+        rows = rows.where(_holds(condition)).select(*[values.get(c, F.col(c)).alias(c) for c in names])
         return _write(rows.withColumn(KIND_COLUMN, F.lit("+U")), table, {ROW_KIND_COLUMN_OPTION: KIND_COLUMN})
-    target = _target(spark, table, snapshot, file_column=True)
-    values = _typed(table, target, assignments, "UPDATE")
-    files = _touched_files(target.where(_holds(condition)))
+    rows = target(file_column=True)
+    values = _typed(table, rows, assignments, "UPDATE")
+    files = _touched_files(rows.where(_holds(condition)))
     if not files:
         return None
     hit = _holds(condition)
-    rows = _target(spark, table, snapshot, file_column=True, only_files=files).select(
+    rows = target(file_column=True, only_files=files).select(
         *[F.when(hit, values[c]).otherwise(F.col(c)).alias(c) if c in values else F.col(c) for c in names])
     return _write(rows, table, {REPLACE_FILES_OPTION: json.dumps(files)})
 
@@ -171,20 +177,24 @@ def merge(spark: SparkSession, path: str, source: DataFrame, on: Expr,
           source_alias: str = "s", storage_options: dict[str, Any] | None = None) -> Snapshot | None:
     """MERGE INTO the table (as ``target_alias``) USING ``source`` (as ``source_alias``) ON ``on``, with
     SQL's semantics: for each row the first clause whose condition holds acts; a target row matched by
-    more than one source row is an error. Expressions name columns as `t.col` / `s.col`."""
+    more than one source row is an error. Expressions name columns as `t.col` / `s.col`; an unqualified
+    column resolves as Spark resolves MERGE for a V2 table: in WHEN MATCHED against both sides (a name
+    both have is ambiguous), in WHEN NOT MATCHED against the source only, in WHEN NOT MATCHED BY SOURCE
+    against the target only (each kind of clause is evaluated over its own rows: the joined pairs, the
+    source rows no target row matches, the target rows no source row matches)."""
     table, snapshot = _load(spark, path, storage_options)
     check_engine(table, "MERGE")
     check_clauses(table, when_matched, when_not_matched, when_not_matched_by_source)
-    pk = bool(table.table_schema.primary_keys)
+    pk = list(table.table_schema.primary_keys)
     names = table.table_schema.field_names
-    file_column = not pk
     if snapshot is not None:
-        target = _target(spark, table, snapshot, file_column=file_column)
+        target = _target(spark, table, snapshot, file_column=not pk, position_column=not pk)
     else:  # an empty table: nothing can match
-        target = spark.createDataFrame([], _target_schema(spark, table, file_column))
-    target = target.withColumn(TARGET_PRESENT, F.lit(True)).withColumn(ROW_ID, F.monotonically_increasing_id())
-    src = source.withColumn(SOURCE_PRESENT, F.lit(True))
-    t, s = target.alias(target_alias), src.alias(source_alias)
+        target = spark.createDataFrame([], _target_schema(spark, table, not pk))
+    t, s = target.alias(target_alias), source.alias(source_alias)
+    condition = _column(on)
+    # a target row's identity: its key (primary-key tables), else its file and position
+    identity = pk or [FILE_COLUMN, POSITION_COLUMN]
 
     def tcol(c: str) -> Column:
         return F.col(f"`{target_alias}`.`{c}`")
@@ -192,28 +202,18 @@ def merge(spark: SparkSession, path: str, source: DataFrame, on: Expr,
     def scol(c: str) -> Column:
         return F.col(f"`{source_alias}`.`{c}`")
 
-    changes_target = bool(when_matched or when_not_matched_by_source)
-    keep_target_rows = bool(when_not_matched_by_source) or (not pk and changes_target)
-    how = {(True, True): "full", (True, False): "left", (False, True): "right", (False, False): "inner"}[
-        (keep_target_rows, bool(when_not_matched))]
-    joined = t.join(s, _column(on), how)
-    matched = tcol(TARGET_PRESENT).isNotNull() & scol(SOURCE_PRESENT).isNotNull()
-    target_only = tcol(TARGET_PRESENT).isNotNull() & scol(SOURCE_PRESENT).isNull()
-    source_only = tcol(TARGET_PRESENT).isNull() & scol(SOURCE_PRESENT).isNotNull()
-
-    clauses: list[tuple[Column, Update | Delete | Insert]] = (
-        [(matched, c) for c in when_matched] + [(source_only, c) for c in when_not_matched]
-        + [(target_only, c) for c in when_not_matched_by_source])
-    action = F.lit(None).cast("int")
-    for i, (where, clause) in reversed(list(enumerate(clauses))):  # the first clause that holds wins
-        action = F.when(where & _holds(clause.condition), F.lit(i)).otherwise(action)
-    joined = joined.withColumn(ACTION_COLUMN, action)
-
+    parts: list[tuple[DataFrame, Sequence[Update | Delete | Insert]]] = []
     if when_matched:
-        twice = joined.where(matched).groupBy(tcol(ROW_ID)).count().where("count > 1").limit(1).collect()
+        matched = t.join(s, condition, "inner")
+        twice = matched.groupBy(*[tcol(c) for c in identity]).count().where("count > 1").limit(1).collect()
         if twice:
             raise RowLevelError("MERGE: a target row matched more than one source row (ON "
                                 f"{on if isinstance(on, str) else 'condition'}); make the source unique per key")
+        parts.append((matched, when_matched))
+    if when_not_matched:
+        parts.append((s.join(t, condition, "left_anti"), when_not_matched))
+    if when_not_matched_by_source:
+        parts.append((t.join(s, condition, "left_anti"), when_not_matched_by_source))
 
     types = {f.name: f.dataType for f in target.schema.fields}
     source_names = set(source.columns)
@@ -231,33 +231,64 @@ def merge(spark: SparkSession, path: str, source: DataFrame, on: Expr,
             return _column(given[c])
         return tcol(c) if isinstance(clause, Update) else F.lit(None)
 
-    def per_action(c: str, otherwise: Column | None) -> Column:
-        out = otherwise if otherwise is not None else F.lit(None)
-        for i, (_, clause) in reversed(list(enumerate(clauses))):
-            out = F.when(F.col(ACTION_COLUMN) == i, value(c, clause)).otherwise(out)
-        return out.cast(types[c]).alias(c)
+    def acting(frame: DataFrame, clauses: Sequence[Update | Delete | Insert]) -> DataFrame:
+        """The part's rows with the index of the first clause whose condition holds (null: none)."""
+        action = F.lit(None).cast("int")
+        for i, clause in reversed(list(enumerate(clauses))):
+            action = F.when(_holds(clause.condition), F.lit(i)).otherwise(action)
+        return frame.withColumn(ACTION_COLUMN, action)
 
-    kinds = {Update: "+U", Delete: "-D", Insert: "+I"}
+    def new_rows(frame: DataFrame, clauses: Sequence[Update | Delete | Insert], kinds: bool) -> DataFrame:
+        """The rows the part's UPDATE / INSERT clauses write (and, with ``kinds``, the deletes as -D)."""
+        wanted = [i for i, c in enumerate(clauses) if kinds or not isinstance(c, Delete)]
+        out = []
+        for c in names:
+            v = F.lit(None)
+            for i in reversed(wanted):
+                v = F.when(F.col(ACTION_COLUMN) == i, value(c, clauses[i])).otherwise(v)
+            out.append(v.cast(types[c]).alias(c))
+        if kinds:
+            kind = F.lit(None).cast("string")
+            for i in reversed(wanted):
+                kind = F.when(F.col(ACTION_COLUMN) == i, F.lit(_KINDS[type(clauses[i])])).otherwise(kind)
+            out.append(kind.alias(KIND_COLUMN))
+        return frame.where(F.col(ACTION_COLUMN).isin(wanted)).select(*out)
+
+    acted = [(acting(frame, clauses), clauses) for frame, clauses in parts]
     if pk:
-        kind = F.lit(None).cast("string")
-        for i, (_, clause) in reversed(list(enumerate(clauses))):
-            kind = F.when(F.col(ACTION_COLUMN) == i, F.lit(kinds[type(clause)])).otherwise(kind)
-        rows = joined.where(F.col(ACTION_COLUMN).isNotNull()).select(
-            *[per_action(c, None) for c in names], kind.alias(KIND_COLUMN))
+        rows = _union([new_rows(frame, clauses, kinds=True) for frame, clauses in acted])
+        if rows is None:
+            return None
         return _write(rows, table, {ROW_KIND_COLUMN_OPTION: KIND_COLUMN})
 
-    # append table: rewrite the files whose rows an UPDATE or DELETE clause changes, add the inserts
-    changing = [i for i, (_, c) in enumerate(clauses) if not isinstance(c, Insert)]
-    deleting = [i for i, (_, c) in enumerate(clauses) if isinstance(c, Delete)]
-    inserting = [i for i, (_, c) in enumerate(clauses) if isinstance(c, Insert)]
-    files = _touched_files(joined.where(F.col(ACTION_COLUMN).isin(changing))) if changing else []
-    in_touched = tcol(TARGET_PRESENT).isNotNull() & tcol(FILE_COLUMN).isin(files)
-    act = F.col(ACTION_COLUMN)
-    keep = (in_touched & (act.isNull() | ~act.isin(deleting))) | act.isin(inserting)
-    rows = joined.where(keep).select(*[per_action(c, tcol(c)) for c in names])
+    # append table: rewrite the files holding a target row an UPDATE or DELETE clause acts on, add the inserts
+    changed = _union([frame.where(F.col(ACTION_COLUMN).isNotNull()).select(
+        *[tcol(c).alias(c) for c in identity]) for frame, clauses in acted if not isinstance(clauses[0], Insert)])
+    files = _touched_files(changed) if changed is not None else []
+    written = [new_rows(frame, clauses, kinds=False) for frame, clauses in acted]
+    if files:
+        kept = (_target(spark, table, snapshot, file_column=True, position_column=True, only_files=files)
+                .join(changed, identity, "left_anti").select(*names))
+        written.append(kept)
+    rows = _union(written)
+    if rows is None:
+        return None
     return _write(rows, table, {REPLACE_FILES_OPTION: json.dumps(files)})
+
+
+_KINDS = {Update: "+U", Delete: "-D", Insert: "+I"}
+
+
+def _union(frames: Sequence[DataFrame]) -> DataFrame | None:
+    out = None
+    for f in frames:
+        out = f if out is None else out.unionByName(f)
+    return out
 
 
 def _target_schema(spark: SparkSession, table: Table, file_column: bool) -> StructType:
     schema = spark_schema(table.arrow_schema())
-    return schema.add(StructField(FILE_COLUMN, StringType(), False)) if file_column else schema
+    if not file_column:
+        return schema
+    return schema.add(StructField(FILE_COLUMN, StringType(), False)) \
+        .add(StructField(POSITION_COLUMN, LongType(), False))

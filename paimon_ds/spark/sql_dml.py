@@ -13,6 +13,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from ..catalog import CatalogError
 from ..table import Table
@@ -40,43 +41,146 @@ from .write import dynamic_overwrite
 
 def delete(ctx: SqlContext, plan: Any) -> None:
     _, table = ctx.table(name_parts(plan.table()))
-    condition = expression_sql(plan.condition())
-    rowlevel.delete(ctx.spark, table.path, None if condition == "true" else condition, ctx.storage_options)
+    condition = _text(plan.condition())
+    rowlevel.delete(ctx.spark, table.path, None if condition.lower() == "true" else condition, ctx.storage_options,
+                    alias=alias_of(plan.table(), name_parts(plan.table())[-1]))
 
 
 def update(ctx: SqlContext, plan: Any) -> None:
     _, table = ctx.table(name_parts(plan.table()))
+    alias = alias_of(plan.table(), name_parts(plan.table())[-1])
     condition = scala_option(plan.condition())
-    rowlevel.update(ctx.spark, table.path, _assignments(plan),
-                    expression_sql(condition) if condition is not None else None, ctx.storage_options)
+    rowlevel.update(ctx.spark, table.path, _assignments(plan, table, alias, "UPDATE"),
+                    _text(condition) if condition is not None else None, ctx.storage_options, alias=alias)
 
 
-def _assignments(node: Any) -> dict[str, str]:
-    """SET col = expr, ... (of an UPDATE, or of a MERGE's UPDATE / INSERT action): column -> SQL text."""
-    return {_assigned(a.key()): expression_sql(a.value()) for a in scala_list(node.assignments())}
+def _text(expr: Any) -> str:
+    """A parsed expression as SQL text for F.expr: Spark's printed form, or, for an expression holding a subquery
+    (printed as `listquery()` / `exists()`, which Spark cannot parse back), its own text in the statement: the span
+    its nodes cover (a node's own origin may start late: an IN's starts at `IN`)."""
+    spans: list[tuple[int, int]] = []
+    text = None
+    subquery = False
+    todo = [expr]
+    while todo:
+        node = todo.pop()
+        subquery = subquery or plan_kind(node) in _SUBQUERIES
+        origin = node.origin()
+        start, stop = scala_option(origin.startIndex()), scala_option(origin.stopIndex())
+        if start is not None and stop is not None:
+            text = text or str(scala_option(origin.sqlText()))
+            if int(start) == 0 and plan_kind(node) == "Exists":  # Spark may give an EXISTS the statement's origin
+                start, stop = _exists_span(text, node.plan().origin())
+            if start is not None:
+                spans.append((int(start), int(stop)))
+        todo.extend(scala_list(node.children()))
+    if not subquery or text is None or not spans:
+        return expression_sql(expr)
+    return str(text)[min(s for s, _ in spans):max(e for _, e in spans) + 1]
 
 
-def _assigned(key: Any) -> str:
-    parts = [str(p) for p in scala_list(key.nameParts())]
-    return parts[-1]  # `t.col` and `col` name the same target column
+def _exists_span(text: str, query_origin: Any) -> tuple[int | None, int]:
+    """Where `EXISTS (<query>)` is in ``text``, from its query's origin: the keyword before the parenthesis that
+    opens the query, to the one that closes it (None: not found, the node is left out)."""
+    start, stop = scala_option(query_origin.startIndex()), scala_option(query_origin.stopIndex())
+    if start is None or stop is None:
+        return None, 0
+    head = text[:int(start)].rstrip()
+    tail = len(text) - len(text[int(stop) + 1:].lstrip())
+    if not (head.endswith("(") and head[:-1].rstrip().lower().endswith("exists") and text[tail:tail + 1] == ")"):
+        return None, 0
+    return len(head[:-1].rstrip()) - 6, tail
 
 
-def _merge_clause(action: Any) -> rowlevel.Update | rowlevel.Delete | rowlevel.Insert:
+_SUBQUERIES = {"ListQuery", "Exists", "ScalarSubquery", "InSubquery", "LateralSubquery"}
+
+
+def _assignments(node: Any, table: Table, alias: str, what: str) -> dict[str, Any]:
+    """SET col = expr, ... (of an UPDATE, or of a MERGE's UPDATE / INSERT action): column -> SQL text, or a
+    Column for a nested field (`SET s.c2 = 'x'`: the target's struct with that field replaced)."""
+    types = {f.name.lower(): f for f in spark_schema(table.arrow_schema()).fields}
+    out: dict[str, Any] = {}
+    assigned: list[str] = []
+    for a in scala_list(node.assignments()):
+        parts = [str(p) for p in scala_list(a.key().nameParts())]
+        if len(parts) > 1 and parts[0].lower() not in types and parts[0].lower() == alias.lower():
+            parts = parts[1:]  # `t.col` and `col` name the same target column
+        field = types.get(parts[0].lower())
+        if field is None:
+            raise SqlError(f"{what}: {'.'.join(parts)} is not a column of {table.path} "
+                           f"(columns: {', '.join(table.table_schema.field_names)})")
+        name, path = field.name, ".".join(parts[1:])
+        assigned.append(".".join([name, *parts[1:]]))
+        text = _text(a.value())
+        if not path:
+            out[name] = text
+            continue
+        if not isinstance(field.dataType, StructType):
+            raise SqlError(f"{what}: {'.'.join(parts)}: unsupported update expression (only fields of a struct "
+                           "column can be set one by one)")
+        base = out.get(name, F.col(f"`{alias}`.`{name}`"))
+        if isinstance(base, str):
+            base = F.expr(base)
+        out[name] = base.withField(path, F.expr(text))
+    clashes = [c for c in assigned if assigned.count(c) > 1
+               or any(o.startswith(c + ".") or c.startswith(o + ".") for o in assigned)]
+    if clashes:
+        raise SqlError(f"{what}: conflicting update/insert on attrs: {', '.join(dict.fromkeys(clashes))}")
+    return out
+
+
+def _merge_clause(action: Any, table: Table, alias: str) -> rowlevel.Update | rowlevel.Delete | rowlevel.Insert:
     """One WHEN ... THEN action of a MERGE as the clause rowlevel.merge takes."""
     name = plan_kind(action)
     cond = scala_option(action.condition())
-    cond = expression_sql(cond) if cond is not None else None
+    cond = _text(cond) if cond is not None else None
     if name == "DeleteAction":
         return rowlevel.Delete(cond)
     if name == "UpdateStarAction":
         return rowlevel.Update(None, cond)
     if name == "UpdateAction":
-        return rowlevel.Update(_assignments(action), cond)
+        return rowlevel.Update(_assignments(action, table, alias, "MERGE UPDATE SET"), cond)
     if name == "InsertStarAction":
         return rowlevel.Insert(None, cond)
     if name == "InsertAction":
-        return rowlevel.Insert(_assignments(action), cond)
+        return rowlevel.Insert(_assignments(action, table, alias, "MERGE INSERT"), cond)
     raise SqlError(f"MERGE action {name} is not supported")
+
+
+def _equalities(condition: Any) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """The `x = y` conjuncts of an ON condition between two column references, as their lower-cased name parts."""
+    kind = plan_kind(condition)
+    if kind == "And":
+        return _equalities(condition.left()) + _equalities(condition.right())
+    if kind == "EqualTo" and all(plan_kind(side) == "UnresolvedAttribute"
+                                 for side in (condition.left(), condition.right())):
+        def parts(e: Any) -> tuple[str, ...]:
+            return tuple(str(p).lower() for p in scala_list(e.nameParts()))
+        return [(parts(condition.left()), parts(condition.right()))]
+    return []
+
+
+def _without_equal_keys(clause: Any, action: Any, keys: list[str], target_alias: str,
+                        equal: list[tuple[tuple[str, ...], tuple[str, ...]]]) -> Any:
+    """A WHEN MATCHED UPDATE without its primary-key assignments that the ON clause makes no-ops
+    (`ON t.a = s.a ... SET a = s.a`), as Paimon accepts them; any other key assignment stays (and is refused)."""
+    if not isinstance(clause, rowlevel.Update) or clause.set is None:
+        return clause
+    values = {}
+    for a in scala_list(action.assignments()):
+        if plan_kind(a.value()) == "UnresolvedAttribute":
+            values[str(scala_list(a.key().nameParts())[-1]).lower()] = tuple(
+                str(p).lower() for p in scala_list(a.value().nameParts()))
+    same = set()
+    for key in keys:
+        value = values.get(key.lower())
+        for x, y in equal:
+            for mine, other in ((x, y), (y, x)):
+                if mine == (target_alias.lower(), key.lower()) and other == value:
+                    same.add(key)
+    if not same:
+        return clause
+    return rowlevel.Update({c: v for c, v in clause.set.items() if c not in same}, clause.condition)
 
 
 def merge(ctx: SqlContext, plan: Any) -> None:
@@ -90,10 +194,13 @@ def merge(ctx: SqlContext, plan: Any) -> None:
     else:
         source_alias = name_parts(source_plan)[-1] if source_kind == "UnresolvedRelation" else "source"
         source = query_dataframe(ctx.spark, source_plan)
-    rowlevel.merge(ctx.spark, table.path, source, expression_sql(plan.mergeCondition()),
-                   [_merge_clause(a) for a in scala_list(plan.matchedActions())],
-                   [_merge_clause(a) for a in scala_list(plan.notMatchedActions())],
-                   [_merge_clause(a) for a in scala_list(plan.notMatchedBySourceActions())],
+    keys = list(table.table_schema.primary_keys)
+    equal = _equalities(plan.mergeCondition())
+    matched = [_without_equal_keys(_merge_clause(a, table, target_alias), a, keys, target_alias, equal)
+               for a in scala_list(plan.matchedActions())]
+    rowlevel.merge(ctx.spark, table.path, source, _text(plan.mergeCondition()), matched,
+                   [_merge_clause(a, table, target_alias) for a in scala_list(plan.notMatchedActions())],
+                   [_merge_clause(a, table, target_alias) for a in scala_list(plan.notMatchedBySourceActions())],
                    target_alias, source_alias, ctx.storage_options)
 
 
