@@ -36,44 +36,89 @@ def _target(spark):
     return rows(spark, "SELECT * FROM target ORDER BY a, b")
 
 
-@on("pk-bucketed")
-def test_only_update(spark, wh, kind):
+# Paimon's cases that set up the same target and source, run one MERGE and check the target's rows; each:
+# (the kinds of table it runs on, none: all four; the statement; the target's rows after it)
+CASES = {
+    "only_update": (
+        ("pk-bucketed",),
+        "MERGE INTO target USING source ON target.a = source.a "
+        "WHEN MATCHED THEN UPDATE SET a = source.a, b = source.b, c = source.c",
+        [(1, 100, "c11"), (2, 20, "c2")]),
+    "only_delete": (
+        ("append-unaware",),
+        "MERGE INTO target USING source ON target.a = source.a WHEN MATCHED THEN DELETE",
+        [(2, 20, "c2")]),
+    "only_insert": (
+        (),
+        "MERGE INTO target USING source ON target.a = source.a "
+        "WHEN NOT MATCHED THEN INSERT (a, b, c) values (a, b, c)",
+        [(1, 10, "c1"), (2, 20, "c2"), (3, 300, "c33")]),
+    "update_and_insert": (
+        ("pk-dynamic-bucket",),
+        "MERGE INTO target USING source ON target.a = source.a "
+        "WHEN MATCHED THEN UPDATE SET a = source.a, b = source.b, c = source.c "
+        "WHEN NOT MATCHED THEN INSERT (a, b, c) values (a, b, c)",
+        [(1, 100, "c11"), (2, 20, "c2"), (3, 300, "c33")]),
+    "delete_and_insert": (
+        ("append-bucketed",),
+        "MERGE INTO target USING source ON target.a = source.a WHEN MATCHED THEN DELETE "
+        "WHEN NOT MATCHED THEN INSERT (a, b, c) values (a, b, c)",
+        [(2, 20, "c2"), (3, 300, "c33")]),
+    "conditional_insert": (
+        ("append-unaware",),
+        "MERGE INTO target USING source ON target.a = source.a "
+        "WHEN MATCHED THEN UPDATE SET b = source.b, c = source.c "
+        "WHEN NOT MATCHED AND b < 300 THEN INSERT (a, b, c) values (a, b, c)",
+        [(1, 100, "c11"), (2, 20, "c2")]),
+    "conditional_delete": (
+        ("pk-dynamic-bucket",),
+        "MERGE INTO target USING source ON target.a = source.a "
+        "WHEN MATCHED AND target.c < 'c1' THEN DELETE "
+        "WHEN NOT MATCHED THEN INSERT (a, b, c) values (a, b, c)",
+        [(1, 10, "c1"), (2, 20, "c2"), (3, 300, "c33")]),
+    "star": (
+        ("append-bucketed",),
+        "MERGE INTO target USING source ON target.a = source.a "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
+        [(1, 100, "c11"), (2, 20, "c2"), (3, 300, "c33")]),
+    "update_value_from_both_source_and_target": (
+        ("pk-dynamic-bucket",),
+        "MERGE INTO target USING source ON target.a = source.a "
+        "WHEN MATCHED THEN UPDATE SET b = target.b * 11, c = source.c "
+        "WHEN NOT MATCHED THEN INSERT (a, b, c) values (source.a, source.b * 2, source.c)",
+        [(1, 110, "c11"), (2, 20, "c2"), (3, 600, "c33")]),
+    "insert_update_columns_in_wrong_order": (
+        ("append-bucketed",),
+        "MERGE INTO target USING source ON target.a = source.a "
+        "WHEN MATCHED THEN UPDATE SET c = source.c, b = source.b "
+        "WHEN NOT MATCHED THEN INSERT (b, c, a) values (b, c, a)",
+        [(1, 100, "c11"), (2, 20, "c2"), (3, 300, "c33")]),
+    "miss_some_columns_in_update": (
+        ("pk-bucketed",),
+        "MERGE INTO target USING source ON target.a = source.a "
+        "WHEN MATCHED THEN UPDATE SET c = source.c WHEN NOT MATCHED THEN INSERT *",
+        [(1, 10, "c11"), (2, 20, "c2"), (3, 300, "c33")]),
+    "update_on_source_eq_target_condition": (
+        ("pk-dynamic-bucket",),
+        "MERGE INTO target USING source ON source.a = target.a "
+        "WHEN MATCHED THEN UPDATE SET a = source.a, b = source.b, c = source.c",
+        [(1, 100, "c11"), (2, 20, "c2")]),
+    "star_with_not_matched_by_source": (
+        (),
+        "MERGE INTO target USING source ON target.a = source.a "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT * "
+        "WHEN NOT MATCHED BY SOURCE THEN DELETE",
+        [(1, 100, "c11"), (3, 300, "c33")]),
+}
+
+
+@pytest.mark.parametrize("case,kind", [(case, kind) for case, (kinds, _, _) in CASES.items()
+                                       for kind in kinds or KINDS])
+def test_merge_case(spark, wh, case, kind):
+    _, statement, expected = CASES[case]
     _setup(spark, kind)
-    sql(spark, "MERGE INTO target USING source ON target.a = source.a "
-               "WHEN MATCHED THEN UPDATE SET a = source.a, b = source.b, c = source.c")
-    assert _target(spark) == [(1, 100, "c11"), (2, 20, "c2")]
-
-
-@on("append-unaware")
-def test_only_delete(spark, wh, kind):
-    _setup(spark, kind)
-    sql(spark, "MERGE INTO target USING source ON target.a = source.a WHEN MATCHED THEN DELETE")
-    assert _target(spark) == [(2, 20, "c2")]
-
-
-@on()
-def test_only_insert(spark, wh, kind):
-    _setup(spark, kind)
-    sql(spark, "MERGE INTO target USING source ON target.a = source.a "
-               "WHEN NOT MATCHED THEN INSERT (a, b, c) values (a, b, c)")
-    assert _target(spark) == [(1, 10, "c1"), (2, 20, "c2"), (3, 300, "c33")]
-
-
-@on("pk-dynamic-bucket")
-def test_update_and_insert(spark, wh, kind):
-    _setup(spark, kind)
-    sql(spark, "MERGE INTO target USING source ON target.a = source.a "
-               "WHEN MATCHED THEN UPDATE SET a = source.a, b = source.b, c = source.c "
-               "WHEN NOT MATCHED THEN INSERT (a, b, c) values (a, b, c)")
-    assert _target(spark) == [(1, 100, "c11"), (2, 20, "c2"), (3, 300, "c33")]
-
-
-@on("append-bucketed")
-def test_delete_and_insert(spark, wh, kind):
-    _setup(spark, kind)
-    sql(spark, "MERGE INTO target USING source ON target.a = source.a WHEN MATCHED THEN DELETE "
-               "WHEN NOT MATCHED THEN INSERT (a, b, c) values (a, b, c)")
-    assert _target(spark) == [(2, 20, "c2"), (3, 300, "c33")]
+    sql(spark, statement)
+    assert _target(spark) == expected
 
 
 @on("pk-bucketed")
@@ -83,32 +128,6 @@ def test_conditional_update(spark, wh, kind):
                "WHEN MATCHED AND source.b > 200 THEN UPDATE SET b = source.b, c = source.c "
                "WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT (a, b, c) values (a, b, c)")
     assert _target(spark) == [(2, 20, "c2"), (3, 300, "c33")]
-
-
-@on("append-unaware")
-def test_conditional_insert(spark, wh, kind):
-    _setup(spark, kind)
-    sql(spark, "MERGE INTO target USING source ON target.a = source.a "
-               "WHEN MATCHED THEN UPDATE SET b = source.b, c = source.c "
-               "WHEN NOT MATCHED AND b < 300 THEN INSERT (a, b, c) values (a, b, c)")
-    assert _target(spark) == [(1, 100, "c11"), (2, 20, "c2")]
-
-
-@on("pk-dynamic-bucket")
-def test_conditional_delete(spark, wh, kind):
-    _setup(spark, kind)
-    sql(spark, "MERGE INTO target USING source ON target.a = source.a "
-               "WHEN MATCHED AND target.c < 'c1' THEN DELETE "
-               "WHEN NOT MATCHED THEN INSERT (a, b, c) values (a, b, c)")
-    assert _target(spark) == [(1, 10, "c1"), (2, 20, "c2"), (3, 300, "c33")]
-
-
-@on("append-bucketed")
-def test_star(spark, wh, kind):
-    _setup(spark, kind)
-    sql(spark, "MERGE INTO target USING source ON target.a = source.a "
-               "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
-    assert _target(spark) == [(1, 100, "c11"), (2, 20, "c2"), (3, 300, "c33")]
 
 
 MULTI_SOURCE = [(1, 100, "c11"), (3, 300, "c33"), (5, 500, "c55"), (7, 700, "c77"), (9, 900, "c99")]
@@ -135,32 +154,6 @@ def test_source_and_target_are_empty(spark, wh, kind):
                "WHEN MATCHED THEN UPDATE SET a = source.a, b = source.b, c = source.c "
                "WHEN NOT MATCHED THEN INSERT *")
     assert _target(spark) == []
-
-
-@on("pk-dynamic-bucket")
-def test_update_value_from_both_source_and_target(spark, wh, kind):
-    _setup(spark, kind)
-    sql(spark, "MERGE INTO target USING source ON target.a = source.a "
-               "WHEN MATCHED THEN UPDATE SET b = target.b * 11, c = source.c "
-               "WHEN NOT MATCHED THEN INSERT (a, b, c) values (source.a, source.b * 2, source.c)")
-    assert _target(spark) == [(1, 110, "c11"), (2, 20, "c2"), (3, 600, "c33")]
-
-
-@on("append-bucketed")
-def test_insert_update_columns_in_wrong_order(spark, wh, kind):
-    _setup(spark, kind)
-    sql(spark, "MERGE INTO target USING source ON target.a = source.a "
-               "WHEN MATCHED THEN UPDATE SET c = source.c, b = source.b "
-               "WHEN NOT MATCHED THEN INSERT (b, c, a) values (b, c, a)")
-    assert _target(spark) == [(1, 100, "c11"), (2, 20, "c2"), (3, 300, "c33")]
-
-
-@on("pk-bucketed")
-def test_miss_some_columns_in_update(spark, wh, kind):
-    _setup(spark, kind)
-    sql(spark, "MERGE INTO target USING source ON target.a = source.a "
-               "WHEN MATCHED THEN UPDATE SET c = source.c WHEN NOT MATCHED THEN INSERT *")
-    assert _target(spark) == [(1, 10, "c11"), (2, 20, "c2"), (3, 300, "c33")]
 
 
 @on("append-unaware")
@@ -214,14 +207,6 @@ def test_update_nested_column(spark, wh, kind):
     assert rows(spark, "SELECT * FROM target ORDER BY a") == [(1, 10, ("x1", "y")), (2, 20, ("x", "y"))]
 
 
-@on("pk-dynamic-bucket")
-def test_update_on_source_eq_target_condition(spark, wh, kind):
-    _setup(spark, kind)
-    sql(spark, "MERGE INTO target USING source ON source.a = target.a "
-               "WHEN MATCHED THEN UPDATE SET a = source.a, b = source.b, c = source.c")
-    assert _target(spark) == [(1, 100, "c11"), (2, 20, "c2")]
-
-
 # ---------------------------------------------------------------- MergeIntoPrimaryKeyTableTest (primary-key kinds)
 @on("pk-bucketed", "pk-dynamic-bucket")
 def test_fail_when_update_may_change_primary_key(spark, wh, kind):
@@ -243,15 +228,6 @@ def test_only_not_matched_by_source(spark, wh, kind):
                "WHEN NOT MATCHED BY SOURCE AND a % 2 = 0 THEN UPDATE SET b = b * 10 "
                "WHEN NOT MATCHED BY SOURCE THEN DELETE")
     assert _target(spark) == [(1, 10, "c1"), (2, 200, "c2")]
-
-
-@on()
-def test_star_with_not_matched_by_source(spark, wh, kind):
-    _setup(spark, kind)
-    sql(spark, "MERGE INTO target USING source ON target.a = source.a "
-               "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT * "
-               "WHEN NOT MATCHED BY SOURCE THEN DELETE")
-    assert _target(spark) == [(1, 100, "c11"), (3, 300, "c33")]
 
 
 @on("append-bucketed")
