@@ -124,6 +124,13 @@ class StreamScan:
         """Refuse, as Paimon does, streams whose deltas are not the table's changes."""
         if is_incremental(self.table.options):
             raise OptionError("Cannot read incremental in streaming mode (incremental-between is a batch read)")
+        # Paimon's starting scanners: a stream cannot start from a watermark or a tag (AbstractDataTableScan)
+        if self.table.options.get("scan.snapshot-id") is None:
+            if self.table.options.get("scan.watermark") is not None:
+                raise OptionError("Cannot scan from watermark in streaming mode (scan.watermark is a batch read)")
+            if self.table.options.get("scan.tag-name") is not None:
+                raise OptionError("Cannot scan from tag in streaming mode (scan.tag-name is a batch read; "
+                                  "start a stream at the tag's snapshot with scan.snapshot-id)")
         engine = self.table.options.get("merge-engine")
         if self.table.table_schema.primary_keys and not self.changelog and engine != "deduplicate":
             held = "rows the engine may ignore" if engine == "first-row" else "partial rows"

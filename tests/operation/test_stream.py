@@ -6,6 +6,7 @@ import pyarrow as pa
 
 from paimon_ds import Table
 from paimon_ds.operation.stream import StreamLimit, StreamPosition, StreamScan
+from paimon_ds.procedures import create_tag
 
 SCHEMA = pa.schema([("id", pa.int64())])
 
@@ -35,3 +36,25 @@ def test_positions_walk_the_units_and_committed_units_are_forgotten(tmp_path):
     scan.forget_before(StreamPosition(4))
     assert set(scan._units) == {(4, False)}
     assert scan.latest_position(end) == end  # nothing new: the batch end stays where it is
+
+
+def test_batch_only_starting_points_are_refused_in_streams(tmp_path):
+    """Java 0.9's AbstractDataTableScan.createStartingScanner: a stream refuses incremental reads, a watermark
+    and a tag as its start (checkArgument(!isStreaming, ...)); the batch reads of the same options work."""
+    path = str(tmp_path / "t")
+    for i in range(3):
+        commit(path, [i])
+    create_tag(path, "t1", 2)
+    refused = {"incremental-between": ("1,3", "Cannot read incremental in streaming mode"),
+               "scan.watermark": ("0", "Cannot scan from watermark in streaming mode"),
+               "scan.tag-name": ("t1", "Cannot scan from tag in streaming mode")}
+    for key, (value, message) in refused.items():
+        table = Table.load(path, {key: value})
+        try:
+            StreamScan(table).check_streamable()
+        except Exception as e:  # noqa: BLE001 - the message is the assertion
+            assert message in str(e), (key, e)
+        else:
+            raise AssertionError(f"{key} was accepted in a stream")
+    assert sorted(Table.load(path, {"scan.tag-name": "t1"}).scan().to_arrow()["id"].to_pylist()) == [0, 1]
+    StreamScan(Table.load(path, {"scan.snapshot-id": "2"})).check_streamable()
