@@ -101,7 +101,7 @@ SCHEMAS: dict[str, pa.Schema] = {
 
 SYSTEM_TABLES: tuple[str, ...] = tuple(SCHEMAS)
 # the system tables that read data files, whose columns are the table's (operation/change_tables.py)
-DATA_SYSTEM_TABLES: tuple[str, ...] = ("audit_log", "ro")
+DATA_SYSTEM_TABLES: tuple[str, ...] = ("audit_log", "binlog", "ro")
 
 
 def normalize_name(name: str) -> str:
@@ -114,7 +114,7 @@ def normalize_name(name: str) -> str:
 
 
 def system_table_schema(name: str) -> pa.Schema:
-    """A metadata system table's columns (those of audit_log and ro are their table's: operation/change_tables.py)."""
+    """A metadata system table's columns (audit_log, binlog and ro have their table's: operation/change_tables.py)."""
     key = normalize_name(name)
     if key in DATA_SYSTEM_TABLES:
         raise ValueError(f"the columns of system table {key} are its table's (operation/change_tables.py)")
@@ -489,7 +489,7 @@ class InspectTable:
 
     def __init__(self, table: FileStore, read_rows: Callable[[str], pa.Table]) -> None:
         self._table = table
-        self._read_rows = read_rows  # audit_log / ro: they read data files, through the operations above
+        self._read_rows = read_rows  # audit_log / binlog / ro: they read data files, through the operations above
 
     def snapshots(self) -> pa.Table:
         """Every snapshot not expired, oldest first: snapshot_id, schema_id, commit_user, commit_identifier,
@@ -543,11 +543,16 @@ class InspectTable:
         key whose last record is a deletion shows as its -D row. Reads data files (operation/change_tables.py)."""
         return self._read_rows("audit_log")
 
+    def binlog(self) -> pa.Table:
+        """Paimon's `$binlog` (Paimon 1.0's BinlogTable): audit_log's rows with each column as an array of its
+        value (one element in a batch read). Reads data files."""
+        return self._read_rows("binlog")
+
     def ro(self) -> pa.Table:
         """Paimon's `$ro` (read-optimized): the rows of a primary-key table's top level only, its fully compacted
         files, which need no merge (all rows of an append table). Reads data files."""
         return self._read_rows("ro")
 
     def __repr__(self) -> str:
-        names = [*SYSTEM_TABLES, "audit_log", "ro"]
+        names = [*SYSTEM_TABLES, *DATA_SYSTEM_TABLES]
         return f"InspectTable({self._table.path!r}: {', '.join(f'{n}()' for n in names)})"

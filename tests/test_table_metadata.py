@@ -39,8 +39,8 @@ def table(tmp_path_factory) -> Table:
 
 def test_inspect_has_every_system_table_with_its_rows(table):
     names = [n for n in dir(table.inspect) if not n.startswith("_")]
-    # nothing else to tab-complete, nothing missing (audit_log and ro read data: tests/test_change_tables.py)
-    assert names == sorted([*SYSTEM_TABLES, "audit_log", "ro"])
+    # nothing else to tab-complete, nothing missing (audit_log, binlog and ro read data: tests/test_change_tables.py)
+    assert names == sorted([*SYSTEM_TABLES, "audit_log", "binlog", "ro"])
     for name in SYSTEM_TABLES:
         got = getattr(table.inspect, name)()
         assert got.num_rows > 0, name  # every one has rows here, so equality below says something
@@ -50,7 +50,7 @@ def test_inspect_has_every_system_table_with_its_rows(table):
         assert all(column in doc for column in SCHEMAS[name].names), name
     assert repr(table.inspect) == (f"InspectTable('{table.path}': snapshots(), schemas(), options(), files(), "
                                    "manifests(), partitions(), buckets(), tags(), branches(), consumers(), "
-                                   "audit_log(), ro())")
+                                   "audit_log(), binlog(), ro())")
 
 
 def test_inspect_rows(table):

@@ -109,3 +109,7 @@ def test_audit_log_and_ro_as_system_views_and_dataframes(spark, warehouse):
     assert ro == sorted(tuple(r.values()) for r in Table.load(warehouse).inspect.ro().to_pylist())
     assert (4, "d") in ro
     assert rows(paimon_ds.system_table(spark, warehouse, "audit_log").where("rowkind = '-D'")) == [("-D", 4, "d")]
+    binlog = spark.sql("SELECT * FROM global_temp.`db.t$binlog`")
+    assert [(f.name, f.dataType.simpleString()) for f in binlog.schema.fields] == [
+        ("rowkind", "string"), ("id", "array<int>"), ("v", "array<string>")]
+    assert rows(binlog) == [("+I", [1], ["a"]), ("+I", [2], ["B"]), ("+I", [3], ["c"]), ("-D", [4], ["d"])]
