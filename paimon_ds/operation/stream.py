@@ -164,7 +164,10 @@ class StreamScan:
         if mode in ("latest-full", "full"):
             return StreamPosition(latest, full=True) if latest is not None else StreamPosition(1)
         if mode == "latest":
-            return StreamPosition((latest or 0) + 1)
+            # Paimon's Spark source (PaimonMicroBatchStream.initOffset): the starting context of Java's
+            # ContinuousLatestStartingScanner is (latest id, delta), and the stream restores to that id, so the
+            # latest snapshot's own changes come first (Flink's source starts after it; this is a Spark source)
+            return StreamPosition(latest if latest is not None else 1)
         if mode in ("from-snapshot", "from-snapshot-full"):
             if snapshot_id is None:
                 raise OptionError(f"scan.mode {mode} needs scan.snapshot-id")

@@ -58,3 +58,19 @@ def test_batch_only_starting_points_are_refused_in_streams(tmp_path):
             raise AssertionError(f"{key} was accepted in a stream")
     assert sorted(Table.load(path, {"scan.tag-name": "t1"}).scan().to_arrow()["id"].to_pylist()) == [0, 1]
     StreamScan(Table.load(path, {"scan.snapshot-id": "2"})).check_streamable()
+
+
+def test_latest_mode_starts_with_the_latest_snapshots_own_changes(tmp_path):
+    """Paimon's Spark source (PaimonMicroBatchStream.initOffset over ContinuousLatestStartingScanner's starting
+    context (latest id, delta)) reads the latest snapshot's delta first."""
+    path = str(tmp_path / "t")
+    commit(path, [0])
+    assert StreamScan(Table.load(path, {"scan.mode": "latest"})).initial_position() == StreamPosition(1)
+    for i in (1, 2):
+        commit(path, [i])
+    scan = StreamScan(Table.load(path, {"scan.mode": "latest"}))
+    start = scan.initial_position()
+    assert start == StreamPosition(3)
+    read = Table.load(path).new_read()
+    end = scan.latest_position(start)
+    assert [r["id"] for s in scan.splits_between(start, end) for b in read.read(s.split) for r in b.to_pylist()] == [2]
