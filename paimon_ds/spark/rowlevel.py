@@ -187,10 +187,16 @@ def merge(spark: SparkSession, path: str, source: DataFrame, on: Expr,
     check_clauses(table, when_matched, when_not_matched, when_not_matched_by_source)
     pk = list(table.table_schema.primary_keys)
     names = table.table_schema.field_names
-    if snapshot is not None:
-        target = _target(spark, table, snapshot, file_column=not pk, position_column=not pk)
-    else:  # an empty table: nothing can match
-        target = spark.createDataFrame([], _target_schema(spark, table, not pk))
+
+    def read_target() -> DataFrame:
+        if snapshot is None:  # an empty table: nothing can match
+            return spark.createDataFrame([], _target_schema(spark, table, not pk))
+        return _target(spark, table, snapshot, file_column=not pk, position_column=not pk)
+
+    # NOT MATCHED BY SOURCE joins its own read of the target: with one read shared by the inner join and the anti
+    # join of one union, the inner join's rows (WHEN MATCHED) were lost (Spark 4.x, tests/operation/test_row_level.py
+    # test_same_rows_as_the_spark_path)
+    target = read_target()
     t, s = target.alias(target_alias), source.alias(source_alias)
     condition = _column(on)
     # a target row's identity: its key (primary-key tables), else its file and position
@@ -213,7 +219,7 @@ def merge(spark: SparkSession, path: str, source: DataFrame, on: Expr,
     if when_not_matched:
         parts.append((s.join(t, condition, "left_anti"), when_not_matched))
     if when_not_matched_by_source:
-        parts.append((t.join(s, condition, "left_anti"), when_not_matched_by_source))
+        parts.append((read_target().alias(target_alias).join(s, condition, "left_anti"), when_not_matched_by_source))
 
     types = {f.name: f.dataType for f in target.schema.fields}
     source_names = set(source.columns)
