@@ -63,26 +63,7 @@ def test_audit_log_and_ro_of_an_append_table(tmp_path):
 
 JAVA_READS = '''
 import json
-out = []
-for suffix in ("$audit_log", "$ro"):
-    t = catalog.get_table(ident + suffix)._j_table
-    getters = [jvm.org.apache.paimon.data.InternalRow.createFieldGetter(t.rowType().getTypeAt(i), i)
-               for i in range(t.rowType().getFieldCount())]
-    read = t.newRead()
-    rows = []
-    for split in t.newScan().plan().splits():
-        reader = read.createReader(split)
-        it = reader.readBatch()
-        while it is not None:
-            row = it.next()
-            while row is not None:
-                values = [g.getFieldOrNull(row) for g in getters]
-                rows.append([v if v is None or isinstance(v, (int, float, str)) else v.toString() for v in values])
-                row = it.next()
-            it.releaseBatch()
-            it = reader.readBatch()
-        reader.close()
-    out.append(sorted(rows))
+out = [sorted(java_rows(catalog.get_table(ident + suffix)._j_table)) for suffix in ("$audit_log", "$ro")]
 print(json.dumps(out))
 '''
 

@@ -137,24 +137,8 @@ def test_bad_ranges_are_refused_as_paimon_refuses_them(tmp_path):
 # one JSON line: per case the sorted rows
 JAVA_READS = '''
 import json
-out = []
-for options in CASES:
-    t = table._j_table.copy(options)
-    read = t.newRead()
-    rows = []
-    for split in t.newScan().plan().splits():
-        reader = read.createReader(split)
-        it = reader.readBatch()
-        while it is not None:
-            row = it.next()
-            while row is not None:
-                last = row.getFieldCount() - 1  # the value column (id first)
-                rows.append([row.getInt(0), None if row.isNullAt(last) else row.getString(last).toString()])
-                row = it.next()
-            it.releaseBatch()
-            it = reader.readBatch()
-        reader.close()
-    out.append(sorted(rows))
+# the id (first) and the value (last) column of each row
+out = [sorted([r[0], r[-1]] for r in java_rows(table._j_table.copy(options))) for options in CASES]
 print(json.dumps(out))
 '''
 

@@ -135,21 +135,7 @@ import json
 out = []
 for options in CASES:
     try:
-        t = table._j_table.copy(options)
-        read = t.newRead()
-        rows = []
-        for split in t.newScan().plan().splits():
-            reader = read.createReader(split)
-            it = reader.readBatch()
-            while it is not None:
-                row = it.next()
-                while row is not None:
-                    rows.append([row.getInt(0), row.getString(1).toString()])
-                    row = it.next()
-                it.releaseBatch()
-                it = reader.readBatch()
-            reader.close()
-        out.append(sorted(rows))
+        out.append(sorted([r[0], r[1]] for r in java_rows(table._j_table.copy(options))))
     except Exception as e:
         out.append("error: " + str(e))
 print(json.dumps(out))
