@@ -42,13 +42,16 @@ def source_name(path: str, database: str, table: str) -> str:
     return f"paimon__{readable}__{hashlib.sha1(path.encode()).hexdigest()[:8]}"
 
 
-def bound_source(path: str, name: str, storage_options: dict[str, Any] | None = None) -> type[PaimonDataSource]:
-    """PaimonDataSource with the table path and storage settings bound; pickled by value (it is not a module
-    attribute), so the settings reach the worker processes that run it."""
+def bound_source(path: str, name: str, storage_options: dict[str, Any] | None = None,
+                 entry: str | None = None) -> type[PaimonDataSource]:
+    """PaimonDataSource with the table path and storage settings bound (and ``entry``, the session table
+    `db.table` that uses it); pickled by value (it is not a module attribute), so the settings reach the worker
+    processes that run it."""
     storage = storage_job_options(storage_options)
 
     class BoundPaimonTable(PaimonDataSource):
         session_storage = storage
+        catalog_entry = entry
 
         @classmethod
         def name(cls) -> str:
@@ -82,11 +85,17 @@ def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] 
         for table in catalog.list_tables(db):
             path = catalog.table_path(f"{db}.{table}")
             name = source_name(path, db, table)
-            register_source(spark, bound_source(path, name, storage_options))
+            source = bound_source(path, name, storage_options, f"{db}.{table}")
+            register_source(spark, source)
             qualified = f"{quote(db)}.{quote(table)}"
             key = f"{ATTACHED_CONF}.{db}.{table}"
             here = spark.conf.get(key, None)
             if here == name and table.lower() in existing:
+                if _columns(spark, qualified) == _columns_of(source):
+                    continue
+                # changed since: by plain spark.sql DDL (Spark's entry only) or another engine (Paimon's only)
+                spark.sql(f"DROP TABLE {qualified}")
+                spark.sql(f"CREATE TABLE {qualified} USING {name}")
                 continue
             owner = here or made.get((db, table.lower()))  # attached by this session, or by another
             if table.lower() in existing and owner is None:
@@ -102,6 +111,16 @@ def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] 
     if recorded != made:
         _record_attached(spark, recorded)
     return catalog
+
+
+def _columns(spark: SparkSession, qualified: str) -> list[tuple[str, str]]:
+    """The session table's columns, as Spark's catalog holds them."""
+    return [(f.name, f.dataType.simpleString()) for f in spark.table(qualified).schema.fields]
+
+
+def _columns_of(source: type[PaimonDataSource]) -> list[tuple[str, str]]:
+    """The columns a session table using ``source`` gets: the Paimon table's now."""
+    return [(f.name, f.dataType.simpleString()) for f in source({}).schema().fields]
 
 
 def _made_by_attach(spark: SparkSession) -> dict[tuple[str, str], str]:

@@ -75,7 +75,10 @@ def check_s3_credentials(path: str, job_storage: Mapping[str, Any], bound: Mappi
 def table_path(options: dict[str, str]) -> str:
     path = options.get("path")
     if not path:
-        raise OptionError("the paimon format needs a table path: .save(path) / .load(path) or option('path', ...)")
+        raise OptionError("the paimon format needs a table path: .save(path) / .load(path) or option('path', ...). "
+                          "A table made by plain spark.sql CREATE TABLE ... USING paimon has none (Spark gives a "
+                          "Python data source no LOCATION or TBLPROPERTIES): create Paimon tables with "
+                          "paimon_ds.sql(spark, 'CREATE TABLE ...') or paimon_ds.Catalog, then paimon_ds.attach")
     return path
 
 

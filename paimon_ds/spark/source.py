@@ -20,7 +20,9 @@ from ..options import OptionError
 from ..row_tracking import with_row_tracking_columns
 from ..storage import is_storage_key, split_storage
 from ..table import Table
+from ..types import SchemaError
 from .options import (
+    BUCKET_COLUMN,
     FILE_COLUMN_OPTION,
     JOB_OPTIONS,
     ONLY_FILES_OPTION,
@@ -56,6 +58,8 @@ class PaimonDataSource(DataSource):
 
     # storage settings from the registering session's Spark conf (see source_for_session)
     session_storage: dict[str, str] = {}
+    # the session table (`db.table`) of the per-table sources attach() registers; None for format("paimon")
+    catalog_entry: str | None = None
 
     @classmethod
     def name(cls) -> str:
@@ -96,7 +100,30 @@ class PaimonDataSource(DataSource):
                 schema = schema.append(pa.field(self.opts[POSITION_COLUMN_OPTION], pa.int64(), nullable=False))
         return spark_schema(schema)
 
+    def check_catalog_entry(self, schema: StructType) -> None:
+        """An attached table's columns are those Spark stored when attach() made its session table. Plain
+        spark.sql DDL (ALTER TABLE ... ADD COLUMNS, RENAME COLUMN) changes only that entry, Spark running no data
+        source code for it, and DDL in another engine changes only the Paimon table: either way the two differ,
+        and a read or write would drop or invent columns. Refuse it, naming what brings them in line."""
+        if self.catalog_entry is None:
+            return
+        job_columns = {BUCKET_COLUMN, *(self.opts.get(o) for o in (ROW_KIND_COLUMN_OPTION, FILE_COLUMN_OPTION,
+                                                                     POSITION_COLUMN_OPTION))}
+        given = {f.name: f.dataType.simpleString() for f in schema.fields if f.name not in job_columns}
+        paimon = {f.name: f.dataType.simpleString() for f in self.schema().fields if f.name not in job_columns}
+        if given == paimon:
+            return
+        only_spark = sorted(f"{n} {t}" for n, t in given.items() if paimon.get(n) != t)
+        only_paimon = sorted(f"{n} {t}" for n, t in paimon.items() if given.get(n) != t)
+        raise SchemaError(
+            f"Spark's session table {self.catalog_entry} no longer matches Paimon table {table_path(self.opts)}: "
+            f"Spark has {only_spark or 'nothing'} that Paimon does not, Paimon has {only_paimon or 'nothing'} that "
+            "Spark does not. Plain spark.sql ALTER TABLE changes only Spark's catalog entry (Spark runs no data "
+            "source code for DDL); run DDL through paimon_ds.sql(spark, ...), and call paimon_ds.attach(spark, "
+            "warehouse) again to bring the session's tables in line with the warehouse")
+
     def reader(self, schema: StructType) -> DataSourceReader:
+        self.check_catalog_entry(schema)
         only = self.opts.get(ONLY_FILES_OPTION)
         table = self._table()
         table.check_readable()  # while Spark plans: before any task reads a row
@@ -107,13 +134,16 @@ class PaimonDataSource(DataSource):
                             os.cpu_count())
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        self.check_catalog_entry(schema)
         return PaimonStreamReader(self._table(), schema, self.opts)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        self.check_catalog_entry(schema)
         return PaimonStreamWriter(table_path(self.opts), self._job_options(), schema, overwrite,
                                   self._storage())
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        self.check_catalog_entry(schema)
         return PaimonBatchWriter(table_path(self.opts), self._job_options(), schema, overwrite,
                                  self._storage(),
                                  {k: v for k, v in self.opts.items() if k in JOB_OPTIONS})

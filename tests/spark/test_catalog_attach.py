@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pyarrow as pa
+import pytest
 
 import paimon_ds
 from paimon_ds import Catalog
+from paimon_ds.schema_change import AddColumn
 
 ORDERS = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False),
                     ("amount", pa.float64())])
@@ -118,3 +120,51 @@ def test_attach_mirrors_one_warehouse(spark, tmp_path):
     second.drop_table("mirror.both")  # dropped by another engine: gone from the session at the next attach
     paimon_ds.attach(spark, str(tmp_path / "two"))
     assert [r for r in rows(spark, "SHOW TABLES IN mirror") if not r[2]] == []
+
+
+def test_plain_spark_ddl_on_an_attached_table_is_refused_at_the_next_read_and_write(spark, tmp_path):
+    """Spark runs no data source code for DDL: a plain spark.sql ALTER TABLE changes only the session's
+    catalog entry, and a change made by another engine only the Paimon table. Neither may make a read drop or
+    invent a column: the next read or write names the difference and the remedy, and attach() heals it."""
+    warehouse = str(tmp_path / "wh")
+    catalog = Catalog(warehouse)
+    catalog.create_database("ddl")
+    catalog.create_table("ddl.t", pa.schema([("id", pa.int64()), ("v", pa.string())]))
+    paimon_ds.attach(spark, warehouse)
+    spark.sql("INSERT INTO ddl.t VALUES (1, 'a')")
+    table = paimon_ds.Table.load(catalog.table_path("ddl.t"))
+    before = (table.latest_snapshot().id, table.table_schema.id)
+
+    spark.sql("ALTER TABLE ddl.t ADD COLUMNS (z INT)")  # Spark's entry only
+    for statement in ("SELECT * FROM ddl.t", "INSERT INTO ddl.t VALUES (2, 'b', 5)"):
+        with pytest.raises(Exception) as refused:
+            spark.sql(statement).collect()
+        message = str(refused.value)
+        assert "Spark's session table ddl.t no longer matches Paimon table" in message, statement
+        assert "Spark has ['z int'] that Paimon does not, Paimon has nothing that Spark does not" in message
+        assert "paimon_ds.sql(spark, ...)" in message and "paimon_ds.attach(spark, warehouse)" in message
+    table = paimon_ds.Table.load(catalog.table_path("ddl.t"))
+    assert (table.latest_snapshot().id, table.table_schema.id) == before  # nothing written
+    paimon_ds.attach(spark, warehouse)  # the entry is Paimon's again
+    assert rows(spark, "SELECT * FROM ddl.t") == [(1, "a")]
+
+    # another engine adds a column (the catalog API without Spark stands for Java here): the stale entry
+    # would hide it on reads and leave it null on writes
+    catalog.alter_table("ddl.t", [AddColumn("w", pa.float64())])
+    with pytest.raises(Exception, match=r"Spark has nothing that Paimon does not, Paimon has \['w double'\]"):
+        spark.sql("SELECT * FROM ddl.t").collect()
+    paimon_ds.attach(spark, warehouse)
+    spark.sql("INSERT INTO ddl.t VALUES (3, 'c', 1.5)")
+    assert rows(spark, "SELECT * FROM ddl.t ORDER BY id") == [(1, "a", None), (3, "c", 1.5)]
+
+
+def test_a_table_spark_creates_using_paimon_names_the_way_to_create_one(spark, tmp_path):
+    """CREATE TABLE ... USING paimon through plain spark.sql makes only a Spark catalog entry: Spark gives a Python
+    data source no LOCATION or TBLPROPERTIES, so there is no Paimon table behind it."""
+    spark.sql("CREATE TABLE IF NOT EXISTS spark_made_paimon (id BIGINT) USING paimon TBLPROPERTIES ('bucket' = '2')")
+    try:
+        with pytest.raises(Exception, match=r"plain spark.sql CREATE TABLE \.\.\. USING paimon has none.*"
+                                            r"paimon_ds.sql\(spark, 'CREATE TABLE \.\.\.'\)"):
+            spark.sql("INSERT INTO spark_made_paimon VALUES (1)").collect()
+    finally:
+        spark.sql("DROP TABLE IF EXISTS spark_made_paimon")
