@@ -9,7 +9,8 @@ Spark's parquet / ORC readers with column pruning and filter pushdown, the rest 
 
 Time travel (`t VERSION AS OF 3`, `VERSION AS OF 'tag'`, `TIMESTAMP AS OF '...'`), which Spark refuses on the
 Python source's relation, is read at that version as Paimon's Spark catalog reads it; so is Paimon's table
-function `paimon_incremental_query('db.t', start, end)` (the option incremental-between).
+function `paimon_incremental_query('db.t', start, end)` (the option incremental-between). System tables are named
+as Paimon's Spark catalog names them (``db.`t$snapshots` ``, ``db.`t$audit_log` ``).
 
 Left to Spark as written (the Python source reads them, with the same rows): relations inside subquery
 expressions and CTE bodies (the plan tree reaches them only through Scala functions), relations with
@@ -38,6 +39,7 @@ from .sql import (
     scala_list,
     scala_option,
 )
+from .system import system_table
 
 INCREMENTAL_QUERY = "paimon_incremental_query"  # Paimon's Spark table function (PaimonTableValuedFunctions)
 
@@ -78,6 +80,8 @@ def cte_names(plan: Any) -> list[str]:
 def substitute(ctx: SqlContext, node: Any, shadowed: set[str], read_plans: dict[str, Any]) -> tuple[Any, bool]:
     """``node`` with the attached tables among its relations replaced; whether any was. ``read_plans``: the
     native plan per table path, so that a table named twice is planned once (at one snapshot)."""
+    if plan_kind(node) == "UnresolvedRelation" and (system := system_relation(ctx, node, shadowed)) is not None:
+        return system, True
     if plan_kind(node) == "UnresolvedRelation":
         found = attached_path(ctx, node, shadowed)
         if found is None:
@@ -145,13 +149,31 @@ def incremental_query(ctx: SqlContext, node: Any) -> Any:
     return read(ctx.spark, path, options)._jdf.queryExecution().analyzed()
 
 
-def attached_path(ctx: SqlContext, relation: Any, shadowed: set[str],
-                  with_options: bool = False) -> tuple[str, list[str], str] | None:
+def system_relation(ctx: SqlContext, relation: Any, shadowed: set[str]) -> Any | None:
+    """``db.`t$snapshots` `` (any system table of an attached table, as Paimon's Spark catalog names them): the
+    system table's plan under that name; None for anything else (branches, `t$branch_b$...`, are left to Spark)."""
+    parts = [str(p) for p in scala_list(relation.multipartIdentifier())]
+    table, dollar, system = parts[-1].partition("$")
+    if not dollar or not system or system.lower().startswith("branch_"):
+        return None
+    found = attached_path(ctx, relation, shadowed, table=table)
+    if found is None:
+        return None
+    path, qualifier, _ = found
+    df = system_table(ctx.spark, path, system.lower(), ctx.storage_options)
+    return aliased(ctx, df._jdf.queryExecution().analyzed(), qualifier, parts[-1])
+
+
+def attached_path(ctx: SqlContext, relation: Any, shadowed: set[str], with_options: bool = False,
+                  table: str | None = None) -> tuple[str, list[str], str] | None:
     """The table path, alias qualifier and name of a relation naming an attached table, read as the
-    session would resolve it; None for anything else (also for a relation with options, unless ``with_options``)."""
+    session would resolve it; None for anything else (also for a relation with options, unless ``with_options``).
+    ``table``: the name to look up in place of the relation's last part."""
     if relation.isStreaming() or (not with_options and not relation.options().isEmpty()):
         return None
     parts = [str(p) for p in scala_list(relation.multipartIdentifier())]
+    if table is not None:
+        parts[-1] = table
     if len(parts) == 1:
         if parts[0].lower() in shadowed or is_temp_view(ctx, parts[0]):
             return None

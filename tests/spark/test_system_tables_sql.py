@@ -104,3 +104,25 @@ def test_attach_without_system_views(spark, tmp_path):
     assert [r for r in rows(spark, "SHOW TABLES IN quiet") if not r[2]] == [("quiet", "t", False)]
     assert [r for r in rows(spark, "SHOW TABLES IN global_temp") if r[1].startswith("quiet.")] == []
     assert paimon_ds.system_table(spark, catalog.table_path("quiet.t"), "$schemas").count() == 1
+
+
+def test_paimon_ds_sql_names_system_tables_as_paimons_spark_catalog_does(spark, orders):
+    """`SELECT * FROM db.\\`t$snapshots\\`` is how Paimon's Spark catalog names a system table: paimon_ds.sql reads
+    it (plain spark.sql has only the global_temp views); names are matched as Spark matches them, and a
+    system table joins with its table."""
+    upsert(orders, [("d1", 1, 1.0), ("d2", 2, 2.0)])
+    upsert(orders, [("d1", 1, 5.0)])
+    sql = lambda q: [tuple(r) for r in paimon_ds.sql(spark, q).collect()]  # noqa: E731
+    assert sql("SELECT snapshot_id, commit_kind, total_record_count FROM shop.`orders$snapshots`") == \
+        [(1, "APPEND", 2), (2, "APPEND", 3)]
+    assert sql("SELECT s.snapshot_id FROM spark_catalog.shop.`ORDERS$Snapshots` s WHERE s.snapshot_id > 1") == [(2,)]
+    spark.sql("USE shop")
+    try:
+        assert sql("SELECT rowkind, id, amount FROM `orders$audit_log` WHERE dt = 'd1' ORDER BY amount") == \
+            [("+I", 1, 5.0)]
+    finally:
+        spark.sql("USE default")
+    assert sql("SELECT o.id, count(f.file_path) FROM shop.orders o JOIN shop.`orders$files` f "
+               "ON f.partition = concat('[', o.dt, ']') GROUP BY o.id ORDER BY o.id") == [(1, 2), (2, 1)]  # d1: 2 files
+    with pytest.raises(Exception, match="unknown system table 'nope'"):
+        paimon_ds.sql(spark, "SELECT * FROM shop.`orders$nope`").collect()
