@@ -29,6 +29,8 @@ from paimon_ds import Table, write_arrow
 from paimon_ds.operation.read import TableRead
 from paimon_ds.operation.stream import StreamScan
 
+from .java_stream import java_stream_plans
+
 SCHEMA = pa.schema([pa.field("id", pa.int32(), nullable=False), pa.field("p", pa.string(), nullable=False),
                     ("v", pa.string())])
 
@@ -73,32 +75,6 @@ for kind, partition, rows, options in COMMITS:
     c.commit(w.prepareCommit())
     w.close()
     c.close()
-'''
-
-# Java's streaming read from SCAN_OPTIONS until a plan comes back empty: [plan, row kind, id, p, v] per row.
-JAVA_STREAM = '''
-import json
-t = table._j_table.copy(SCAN_OPTIONS)
-scan = t.newStreamScan()
-read = t.newRead()
-out = []
-for n in range(100):
-    splits = scan.plan().splits()
-    if splits.isEmpty() and n > 0:
-        break
-    for split in splits:
-        reader = read.createReader(split)
-        it = reader.readBatch()
-        while it is not None:
-            row = it.next()
-            while row is not None:
-                out.append([n, str(row.getRowKind().shortString()), row.getInt(0), row.getString(1).toString(),
-                            row.getString(2).toString()])
-                row = it.next()
-            it.releaseBatch()
-            it = reader.readBatch()
-        reader.close()
-print(json.dumps(out))
 '''
 
 
@@ -193,8 +169,7 @@ def our_stream(path: str, options: dict[str, str]) -> list[tuple]:
 
 
 def java_stream(java_oracle, path: str, options: dict[str, str]) -> list[tuple]:
-    out = java_oracle.exec(path, JAVA_STREAM.replace("SCAN_OPTIONS", repr(options)))
-    return sorted(tuple(r[1:]) for r in json.loads(out.strip().splitlines()[-1]))
+    return sorted(r[1:] for r in java_stream_plans(java_oracle, path, options))
 
 
 def test_time_retained_min_and_limit_leave_what_java_leaves(tmp_path, java_oracle):

@@ -10,7 +10,6 @@ above 0 with the lookup changelog producer and from every level otherwise.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pyarrow as pa
@@ -22,6 +21,8 @@ from paimon_ds import Table
 from paimon_ds.operation.read import TableRead
 from paimon_ds.operation.scan import TableScan
 from paimon_ds.operation.stream import StreamScan
+
+from .java_stream import java_stream_plans
 
 # Creates a first-row table (id INT, p STRING partition, v STRING; primary key id, p) and commits each
 # (rows, write_only) of COMMITS with Paimon's own batch writer, `write-only` set per commit on a copy of
@@ -53,42 +54,10 @@ for rows, write_only in COMMITS:
     c.close()
 '''
 
-# Java's streaming read (DataTableStreamScan with SCAN_OPTIONS): the plans until one comes back empty, as
-# one JSON line of [plan, row kind, id, p, v] (plan 0 is the starting full scan).
-JAVA_STREAM_READ = '''
-import json
-t = table._j_table.copy(SCAN_OPTIONS)
-scan = t.newStreamScan()
-read = t.newRead()
-out = []
-for n in range(100):
-    splits = scan.plan().splits()
-    if splits.isEmpty() and n > 0:
-        break
-    for split in splits:
-        reader = read.createReader(split)
-        it = reader.readBatch()
-        while it is not None:
-            row = it.next()
-            while row is not None:
-                out.append([n, str(row.getRowKind().shortString()), row.getInt(0), row.getString(1).toString(),
-                            row.getString(2).toString()])
-                row = it.next()
-            it.releaseBatch()
-            it = reader.readBatch()
-        reader.close()
-print(json.dumps(out))
-'''
-
 
 def java_writes(java_oracle, path: str, commits: list, options: dict[str, str], tmp: Path) -> None:
     java_oracle.exec(path, FIRST_ROW_WRITES.replace("OPTIONS", repr(options)).replace("COMMITS", repr(commits))
                      .replace("TMP", repr(str(tmp))))
-
-
-def java_stream(java_oracle, path: str, scan_options: dict[str, str]) -> list[tuple]:
-    out = java_oracle.exec(path, JAVA_STREAM_READ.replace("SCAN_OPTIONS", repr(scan_options)))
-    return [tuple(r) for r in json.loads(out.strip().splitlines()[-1])]
 
 
 def keyed(lo: int, hi: int, tag: str) -> list[tuple[int, str, str]]:
@@ -219,7 +188,7 @@ def test_first_row_stream_with_lookup_changelog_reads_as_java(java_oracle, spark
                                              "changelog-producer": "lookup"}, tmp_path / "io")
     assert 0 in levels(path) and 0 in levels(path, 3)
     options = {} if start is None else {"scan.mode": "from-snapshot-full", "scan.snapshot-id": str(start)}
-    java = java_stream(java_oracle, path, options)
+    java = java_stream_plans(java_oracle, path, options)
     core, spark_rows = paimon_ds_stream(spark, tmp_path, path, options)
     assert core == sorted((plan == 0, kind, i, p, v) for plan, kind, i, p, v in java)
     assert spark_rows == sorted((kind, i, p, v) for _, kind, i, p, v in java)
