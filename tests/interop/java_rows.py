@@ -400,3 +400,16 @@ def java_script(body: str, **values: Any) -> str:
 def java_read_plain(java_oracle, path: str, snapshot: int | None = None) -> list[list[Any]]:
     out = java_oracle.exec(path, java_script("print(json.dumps(read_rows(SNAPSHOT)))", SNAPSHOT=snapshot))
     return json.loads(out.strip().splitlines()[-1])
+
+
+def canonical(rows: list[dict[str, Any]], unordered: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """Rows (dicts with an ``id``) sorted by id, with the list values of ``unordered`` columns (collect_set's
+    and the like, whose order no engine fixes) sorted too: two readers' rows compare equal when they agree."""
+    out = []
+    for r in sorted(rows, key=lambda r: r["id"]):
+        r = dict(r)
+        for c in unordered:
+            if r.get(c) is not None:
+                r[c] = sorted(r[c], key=repr)
+        out.append(r)
+    return out

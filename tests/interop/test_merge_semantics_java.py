@@ -37,6 +37,8 @@ from paimon_ds import Table
 from paimon_ds.catalog import Catalog
 from paimon_ds.operation.compact import compact_in_process
 
+from .java_rows import canonical
+
 NOW = int(time.time())
 
 
@@ -206,17 +208,6 @@ for name, ids in reads.items():
         pq.write_table(b.new_read().to_arrow(b.new_scan().plan().splits()), OUT + f"/{name}-{sid}.parquet")
 print(json.dumps(snapshots))
 '''
-
-
-def canonical(rows: list[dict[str, Any]], unordered: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    out = []
-    for r in sorted(rows, key=lambda r: r["id"]):
-        r = dict(r)
-        for c in unordered:
-            if r.get(c) is not None:
-                r[c] = sorted(r[c], key=repr)
-        out.append(r)
-    return out
 
 
 def read_here(path: str, sid: int, schema: pa.Schema) -> list[dict[str, Any]]:

@@ -21,6 +21,8 @@ from conftest import Oracle
 
 from paimon_ds import Table
 
+from .java_rows import canonical
+
 ROW = pa.struct([("k", pa.int32()), ("v", pa.string()), ("ts", pa.string())])
 
 CASES: dict[str, dict[str, Any]] = {
@@ -110,17 +112,6 @@ for name in PLAN["reads"]:
     rb = t.new_read_builder()
     pq.write_table(rb.new_read().to_arrow(rb.new_scan().plan().splits()), PLAN["out"] + "/" + name + ".parquet")
 '''
-
-
-def canonical(rows: list[dict[str, Any]], unordered: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    out = []
-    for r in sorted(rows, key=lambda r: r["id"]):
-        r = dict(r)
-        for c in unordered:
-            if r.get(c) is not None:
-                r[c] = sorted(r[c], key=repr)
-        out.append(r)
-    return out
 
 
 @pytest.fixture(scope="module")
