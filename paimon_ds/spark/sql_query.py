@@ -98,17 +98,19 @@ def named_once(ctx: SqlContext, plan: Any, shadowed: set[str]) -> set[str]:
 
 
 def substitute(ctx: SqlContext, node: Any, shadowed: set[str], read_plans: dict[str, Any],
-               once: set[str] = frozenset(), condition: Any = None) -> tuple[Any, bool]:
+               once: set[str] = frozenset(), condition: tuple[Any, set[tuple[str, ...]]] | None = None
+               ) -> tuple[Any, bool]:
     """``node`` with the attached tables among its relations replaced; whether any was. ``read_plans``: the
     native plan per table path, so that a table named twice is planned once (at one snapshot). ``condition``:
-    the WHERE condition of a Filter right above ``node`` (Spark still applies it), whose equality / IN tests
-    prune the plan of a table named ``once`` (files ruled out by partition, stats or file index are not read)."""
+    the WHERE condition of a Filter right above ``node`` (Spark still applies it) and the qualifiers its
+    columns may carry, whose equality / IN tests prune the plan of a table named ``once`` (files ruled out by
+    partition, stats or file index are not read)."""
     if plan_kind(node) == "UnresolvedRelation":
         found = attached_path(ctx, node, shadowed)
         if found is None:
             return node, False
         path, qualifier, name = found
-        tests = equality_tests(ctx, condition) if condition is not None and path in once else []
+        tests = equality_tests(ctx, condition[0], condition[1]) if condition is not None and path in once else []
         if tests:
             df = read(ctx.spark, path, storage_job_options(ctx.storage_options),
                       prune=lambda schema: tests_predicate(tests, schema))
@@ -119,13 +121,18 @@ def substitute(ctx: SqlContext, node: Any, shadowed: set[str], read_plans: dict[
         return aliased(ctx, read_plans[path], qualifier, name), True
     if plan_kind(node) == "Filter":
         child = node.child()
-        relation = child.child() if plan_kind(child) == "SubqueryAlias" else child
+        aliased_child = plan_kind(child) == "SubqueryAlias"
+        relation = child.child() if aliased_child else child
         if plan_kind(relation) == "UnresolvedRelation":
-            new_relation, replaced = substitute(ctx, relation, shadowed, read_plans, once, node.condition())
+            # the names a column may be qualified with: the alias, else the relation's name and its prefixes
+            parts = [str(p).lower() for p in scala_list(relation.multipartIdentifier())]
+            qualifiers = {(str(child.alias()).lower(),)} if aliased_child else \
+                {tuple(parts[i:]) for i in range(len(parts))} | {("spark_catalog", *parts[-2:])}
+            new_relation, replaced = substitute(ctx, relation, shadowed, read_plans, once,
+                                                (node.condition(), qualifiers))
             if not replaced:
                 return node, False
-            new_child = child.withNewChildren(scala_seq(ctx, [new_relation])) if relation is not child \
-                else new_relation
+            new_child = child.withNewChildren(scala_seq(ctx, [new_relation])) if aliased_child else new_relation
             return node.withNewChildren(scala_seq(ctx, [new_child])), True
     if plan_kind(node) == "RelationTimeTravel":
         return time_travel(ctx, node, shadowed)
@@ -150,12 +157,14 @@ EqualityTest = tuple[str, list[Any], str]
 INTEGER_TYPES = ("integer", "long", "short", "byte")
 
 
-def equality_tests(ctx: SqlContext, condition: Any) -> list[EqualityTest]:
+def equality_tests(ctx: SqlContext, condition: Any, qualifiers: set[tuple[str, ...]]) -> list[EqualityTest]:
     """The conjuncts of a parsed WHERE condition that are `column = literal` or `column IN (literals)`: what a
-    file index answers (the other conjuncts only filter rows, as Spark does anyway)."""
+    file index answers (the other conjuncts only filter rows, as Spark does anyway). A column is a bare name or
+    one qualified by one of ``qualifiers`` (lower case); `s.x` naming a struct's field is not a column."""
     kind = plan_kind(condition)
     if kind == "And":
-        return equality_tests(ctx, condition.left()) + equality_tests(ctx, condition.right())
+        return (equality_tests(ctx, condition.left(), qualifiers)
+                + equality_tests(ctx, condition.right(), qualifiers))
     if kind == "EqualTo":
         column, literals = condition.left(), [condition.right()]
         if plan_kind(column) == "Literal":
@@ -174,7 +183,10 @@ def equality_tests(ctx: SqlContext, condition: Any) -> list[EqualityTest]:
     values = [literal_value(x, spark_type) for x in literals]
     if any(v is None for v in values):
         return []  # `= NULL` is never true: nothing to answer
-    return [(str(scala_list(column.nameParts())[-1]), values, spark_type)]
+    name = [str(p) for p in scala_list(column.nameParts())]
+    if len(name) > 1 and tuple(p.lower() for p in name[:-1]) not in qualifiers:
+        return []
+    return [(name[-1], values, spark_type)]
 
 
 def literal_value(literal: Any, spark_type: str) -> Any:

@@ -77,6 +77,8 @@ def test_native_reads_skip_files_by_index(spark, tmp_path):
     paimon_ds.attach(spark, warehouse)
     rows = paimon_ds.sql(spark, "SELECT id, s FROM db.t x WHERE x.S = 's13' AND id >= 0")
     assert [tuple(r) for r in rows.collect()] == [(13, "s13")]
+    rows = paimon_ds.sql(spark, "SELECT id FROM db.t WHERE t.s = 's13'")
+    assert [tuple(r) for r in rows.collect()] == [(13,)]
     rows = paimon_ds.sql(spark, "SELECT n FROM db.t WHERE n IN (50, 170) ORDER BY n")
     assert [tuple(r) for r in rows.collect()] == [(50,), (170,)]
     # a test Spark answers after a cast this package does not repeat prunes nothing: the read fails on the
