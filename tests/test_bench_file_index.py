@@ -81,7 +81,7 @@ def test_native_read_point_lookup_with_bloom_filter(spark, tmp_path):
     for k in range(FILES):
         write_arrow(path, _file_rows(k, perm), options=opts)
     target = FILES * ROWS_PER_FILE // 3
-    condition = f"s = '{perm[target]:09d}'".replace("'", "'user-", 1)
+    condition = f"s = 'user-{perm[target]:09d}'"
     forms = {"read().where()": lambda: paimon_ds.read(spark, path).where(condition),
              "read(where=)": lambda: paimon_ds.read(spark, path, where=condition)}
     results = {}
