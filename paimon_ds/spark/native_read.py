@@ -84,8 +84,6 @@ def _read(spark: SparkSession, path: str, options: dict[str, str], native: bool,
             is_incremental(table.options):
         return python_source()  # (an incremental read merges files of several snapshots: the Python source does)
     splits = table.new_scan(predicate).plan()
-    if not splits:
-        return spark.createDataFrame([], schema) if predicate is not None else python_source()
     raw, rest = split_raw_files(table, splits)
     if not raw:
         return python_source()
