@@ -151,7 +151,7 @@ def sql(spark: SparkSession, statement: str, warehouse: str | None = None):
 
 def read(spark: SparkSession, path: str, snapshot_id: int | None = None, timestamp: Any = None,
          tag: str | None = None, options: dict[str, Any] | None = None, native: bool = True,
-         version: int | str | None = None):
+         version: int | str | None = None, where: str | None = None):
     """A table as a DataFrame, at its latest snapshot or (time travel) at a snapshot id, at the snapshot
     that was latest at a timestamp (datetime, epoch millis or `yyyy-MM-dd HH:mm:ss`), at a tag, or at a
     ``version`` as `VERSION AS OF` names it (a tag of that name, else a snapshot id). Incremental reads:
@@ -159,13 +159,17 @@ def read(spark: SparkSession, path: str, snapshot_id: int | None = None, timesta
 
     Files that need no merging are read by Spark's own parquet / ORC reader (column pruning, filter pushdown,
     no Python), the rest by the `paimon` source, at the same snapshot (paimon_ds.spark.native_read); the rows
-    and column types are those of `spark.read.format("paimon")`. ``native`` False: the source alone."""
+    and column types are those of `spark.read.format("paimon")`. ``native`` False: the source alone.
+
+    ``where``: a SQL condition on the rows (`"id = 5 AND kind IN ('a', 'b')"`). Spark filters by it, and the
+    files it rules out (partition values, stats, file indexes) are never opened, not even by Spark's reader;
+    `.where(...)` on the DataFrame filters the rows too, but Spark's reader still opens every file."""
     # the same scan.* option, and the same refusal of two at once, as Table.scan's time travel
     opts = {**{str(k): str(v) for k, v in (options or {}).items()},
             **time_travel_options(snapshot_id, tag, timestamp, version)}
     with _needs_spark("paimon_ds.read"):
         from .spark.native_read import read as read_table  # pyspark: loaded on use
-    return read_table(spark, path, opts, native)
+    return read_table(spark, path, opts, native, where)
 
 
 def delete(spark: SparkSession, path: str, condition: Any = None, storage_options: dict[str, Any] | None = None):

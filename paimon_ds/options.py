@@ -405,7 +405,8 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "Cost of opening a file, in bytes, when packing splits."),
     Option("scan.snapshot-id", None, parse_long, "Read this snapshot (time travel).", table=False),
     Option("scan.timestamp-millis", None, parse_long,
-           "Read the latest snapshot committed at or before this epoch millis.", table=False,
+           "Read the latest snapshot committed at or before this epoch millis (a batch read with none that early "
+           "is an error, as in Paimon 1.2+; Paimon 0.9 read nothing).", table=False,
            fallback_keys=("log.scan.timestamp-millis",)),
     Option("scan.tag-name", None, str, "Read the snapshot a tag points to.", table=False),
     Option("scan.version", None, str, "Read a version as Spark's `VERSION AS OF` names it: the tag of that name, "

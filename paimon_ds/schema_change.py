@@ -38,8 +38,8 @@ The schema changes a write makes itself (`write.merge-schema`) are in `paimon_ds
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
@@ -120,11 +120,18 @@ class After:
     column: str
 
 
+# A column, or a field nested in one (Paimon 1.0's SchemaChange fieldNames): a name, or the path of names from the
+# top-level column down (("s", "x"): field x of struct column s; through an ARRAY or MAP the path names its
+# element or value, ("arr", "element", "x"), as Spark's and Paimon's do). A string is one name, dots and all.
+ColumnPath = str | tuple[str, ...] | list[str]
+
+
 @dataclass(frozen=True)
 class AddColumn:
-    """A new column. ``type``: an Arrow type, a Paimon DataType or a Paimon type string ("BIGINT").
-    ``position``: None (last), First() or "first", After(column)."""
-    name: str
+    """A new column, or (``name`` a path) a new field of a struct. ``type``: an Arrow type, a Paimon DataType or
+    a Paimon type string ("BIGINT"). ``position``: None (last), First() or "first", After(column) (a sibling
+    field's name, for a nested field)."""
+    name: ColumnPath
     type: TypeLike
     comment: str | None = None
     nullable: bool = True
@@ -133,13 +140,14 @@ class AddColumn:
 
 @dataclass(frozen=True)
 class RenameColumn:
-    old: str
+    """``old``: a column or a nested field's path; ``new``: its new name (the last name only, for a path)."""
+    old: ColumnPath
     new: str
 
 
 @dataclass(frozen=True)
 class DropColumn:
-    name: str
+    name: ColumnPath
 
 
 @dataclass(frozen=True)
@@ -200,6 +208,9 @@ class _State:
 
     # ---------------------------------------------------------------- helpers
     def _index(self, name: str) -> int:
+        if not isinstance(name, str):
+            raise SchemaError(f"{name!r} is not a column name: only AddColumn, RenameColumn and DropColumn take the "
+                              "path of a nested field")
         for i, f in enumerate(self.fields):
             if f.name == name:
                 return i
@@ -265,7 +276,30 @@ class _State:
     def _UpdateComment(self, c: UpdateComment) -> None:
         self.comment = c.comment
 
+    def _nested(self, path: tuple[str, ...], update: Callable[[list[DataField], str], None]) -> None:
+        """Apply ``update`` to the fields of the struct holding the last name of ``path`` (Paimon 1.0's
+        SchemaManager.NestedColumnModifier: through ROW fields, and an ARRAY's element or a MAP's value, whose
+        name in the path is passed over); each struct on the way keeps its field id and nullability."""
+
+        def walk(fields: list[DataField], depth: int) -> list[DataField]:
+            if depth == len(path) - 1:
+                update(fields, path[depth])
+                return fields
+            at = " / ".join(path[:depth + 1])
+            i = next((i for i, f in enumerate(fields) if f.name == path[depth]), None)
+            if i is None:
+                raise ColumnNotFound(f"no column {at!r} in the table")
+            f = fields[i]
+            inner, skipped, wrap = _row_fields(f.type, at)
+            fields[i] = DataField(f.id, f.name, wrap(walk(inner, depth + skipped)), f.description)
+            return fields
+        self.fields = walk(list(self.fields), 0)
+
     def _AddColumn(self, c: AddColumn) -> None:
+        path = _column_path(c.name)
+        if len(path) > 1:
+            return self._add_nested(c, path)
+        c = replace(c, name=path[0])
         self._check_new_name(c.name)
         self._check_system_name(c.name)
         ids = FieldIdAllocator(self.highest + 1)
@@ -296,7 +330,48 @@ class _State:
         else:
             raise SchemaError(f"position {position!r} is not valid: use None (last), 'first', First() or After(column)")
 
+    def _add_nested(self, c: AddColumn, path: tuple[str, ...]) -> None:
+        """A field added to a struct (Paimon 1.0): nullable, the next field id, at its position among its
+        siblings (FIRST, AFTER a sibling, else last)."""
+        ids = FieldIdAllocator(self.highest + 1)
+        field_id = ids.take()
+        dtype = _to_paimon_type(c.type, True, ids)
+        if not c.nullable or not dtype.nullable:
+            raise SchemaError(f"field {'.'.join(path)!r} cannot be added as NOT NULL: rows already in the table "
+                              "have no value for it")
+        position = c.position
+        if isinstance(position, str) and position.lower() == "first":
+            position = First()
+        if position is not None and not isinstance(position, (First, After)):
+            raise SchemaError(f"position {position!r} is not valid: use None (last), 'first', First() or After(field)")
+
+        def add(fields: list[DataField], name: str) -> None:
+            _check_sibling_name(fields, name, path)
+            field = DataField(field_id, name, dtype, c.comment)
+            if isinstance(position, First):
+                fields.insert(0, field)
+            elif isinstance(position, After):
+                sibling = _column_path(position.column)[-1]
+                at = next((i for i, f in enumerate(fields) if f.name == sibling), None)
+                if at is None:
+                    raise ColumnNotFound(f"no field {sibling!r} beside {'.'.join(path)!r} to add it after "
+                                         f"(fields: {', '.join(f.name for f in fields)})")
+                fields.insert(at + 1, field)
+            else:
+                fields.append(field)
+        self._nested(path, add)
+        self.highest = ids.highest
+
     def _RenameColumn(self, c: RenameColumn) -> None:
+        path = _column_path(c.old)
+        if len(path) > 1:
+            def rename(fields: list[DataField], name: str) -> None:
+                i = _sibling_index(fields, name, path)
+                _check_sibling_name(fields, c.new, path, ignore=i)
+                f = fields[i]
+                fields[i] = DataField(f.id, c.new, f.type, f.description)
+            return self._nested(path, rename)
+        c = replace(c, old=path[0])
         i = self._index(c.old)
         self._not_key(c.old, "rename")
         self._check_new_name(c.new, ignore=i)
@@ -305,6 +380,15 @@ class _State:
         self.fields[i] = DataField(f.id, c.new, f.type, f.description)
 
     def _DropColumn(self, c: DropColumn) -> None:
+        path = _column_path(c.name)
+        if len(path) > 1:
+            def drop(fields: list[DataField], name: str) -> None:
+                del fields[_sibling_index(fields, name, path)]
+                if not fields:
+                    raise SchemaError(f"cannot drop {'.'.join(path)!r}: it is the struct's last field, and a "
+                                      "struct needs at least one (Paimon: \"Cannot drop all fields in table\")")
+            return self._nested(path, drop)
+        c = replace(c, name=path[0])
         i = self._index(c.name)
         self._not_key(c.name, "drop")
         if len(self.fields) == 1:
@@ -355,6 +439,50 @@ class _State:
         if is_reserved_name(name):
             raise SchemaError(f"column name {name!r} is reserved by Paimon (system columns "
                               f"{', '.join(sorted(SYSTEM_FIELD_NAMES))} and the {KEY_FIELD_PREFIX}* prefix)")
+
+
+# ------------------------------------------------------------------------------------ nested fields
+def _column_path(name: Any) -> tuple[str, ...]:
+    if isinstance(name, str):
+        return (name,)
+    if isinstance(name, (tuple, list)) and name and all(isinstance(n, str) for n in name):
+        return tuple(name)
+    raise SchemaError(f"column {name!r} is not valid: a name, or the path of names of a nested field "
+                      "(('s', 'x'): field x of struct column s)")
+
+
+def _row_fields(t: DataType, at: str) -> tuple[list[DataField], int, Callable[[list[DataField]], DataType]]:
+    """The fields of the struct ``t`` is or holds (an ARRAY's element, a MAP's value, recursively), how many
+    names of a path that takes (1 for the struct, +1 per ARRAY / MAP on the way), and how to put new fields in
+    their place."""
+    if isinstance(t, RowType):
+        return list(t.fields), 1, lambda fields: RowType("ROW", (), t.nullable, tuple(fields))
+    if isinstance(t, ArrayType):
+        inner, n, wrap = _row_fields(t.element, at)
+        return inner, n + 1, lambda fields: ArrayType("ARRAY", (), t.nullable, wrap(fields))
+    if isinstance(t, MapType):
+        inner, n, wrap = _row_fields(t.value, at)
+        return inner, n + 1, lambda fields: MapType("MAP", (), t.nullable, t.key, wrap(fields))
+    raise SchemaError(f"{at!r} is not a struct (nor an ARRAY or MAP of structs): it has no nested fields")
+
+
+def _sibling_index(fields: list[DataField], name: str, path: tuple[str, ...]) -> int:
+    for i, f in enumerate(fields):
+        if f.name == name:
+            return i
+    raise ColumnNotFound(f"no field {'.'.join(path)!r} in the table (its struct's fields: "
+                         f"{', '.join(f.name for f in fields)})")
+
+
+def _check_sibling_name(fields: list[DataField], name: Any, path: tuple[str, ...], ignore: int | None = None) -> None:
+    """A nested field's new name: non-empty, unique among its struct's fields (ignoring case, as top-level
+    columns: Spark resolves struct fields so)."""
+    if not isinstance(name, str) or not name.strip():
+        raise SchemaError(f"field name {name!r} is not valid: it must be a non-empty string")
+    clash = [f.name for i, f in enumerate(fields) if i != ignore and f.name.lower() == name.lower()]
+    if clash:
+        raise ColumnAlreadyExists(f"field {name!r} already exists beside {'.'.join(path)!r}"
+                                  + (f" (as {clash[0]!r}; names are case-insensitive)" if clash[0] != name else ""))
 
 
 # ------------------------------------------------------------------------------------ types

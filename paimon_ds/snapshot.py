@@ -271,16 +271,22 @@ class SnapshotManager:
                                        "a changelog of it") from None
 
     def at_or_before(self, time_millis: int) -> Snapshot:
-        """The latest snapshot committed at or before ``time_millis`` (Paimon's scan.timestamp-millis)."""
-        best = None
+        """The latest snapshot committed at or before ``time_millis`` (Paimon's scan.timestamp-millis). None
+        such: an error, as Paimon 1.2+ raises in StaticFromTimestampStartingScanner (Paimon 0.9 and 1.0 read
+        nothing then: their scanner gives NoSnapshot, an empty read; neither reads the earliest snapshot)."""
+        best = earliest = None
         for sid in self.list_ids():
             s = self.snapshot(sid)
+            earliest = earliest or s
             if s.time_millis <= time_millis:
                 best = s
             else:
                 break
         if best is None:
-            raise SnapshotNotFound(f"no snapshot of {self.table_path} was committed at or before {time_millis}")
+            raise SnapshotNotFound(
+                f"no snapshot of {self.table_path} was committed at or before {time_millis} (Paimon: \"There is "
+                f"currently no snapshot earlier than or equal to timestamp [{time_millis}], the earliest snapshot's "
+                f"timestamp is [{earliest.time_millis if earliest is not None else 'null'}]\")")
         return best
 
     def tag_names(self) -> list[str]:

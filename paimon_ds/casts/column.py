@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
-from ..types import DataType, conform_array, to_arrow_type
+from ..types import ArrayType, DataType, MapType, RowType, conform_array, to_arrow_type
 from .from_string import (
     binary_to_binary,
     string_to_binary,
@@ -58,6 +58,8 @@ def cast_column(col: pa.Array | pa.ChunkedArray, src: DataType | None, dst: Data
         col = col.combine_chunks()
     if src is None or src.copy(True) == dst.copy(True):
         return conform_array(col, arrow_dst)
+    if _same_nesting(src, dst):
+        return _evolve_nested(col, src, dst, arrow_dst, zone)
     rule = resolve(src, dst) if castable(src, dst) else None
     if rule is None:
         raise CastError(f"a column changed from {src.sql()} to {dst.sql()}: Paimon has no cast that reads the "
@@ -65,6 +67,37 @@ def cast_column(col: pa.Array | pa.ChunkedArray, src: DataType | None, dst: Data
     col = conform_array(col, to_arrow_type(src))
     out = _CASTS[rule](col, src, dst, zone or local_zone())
     return conform_array(out, arrow_dst)
+
+
+def _same_nesting(src: DataType, dst: DataType) -> bool:
+    """Both ROW, both ARRAY or both MAP: a nested column whose fields changed (ALTER TABLE on nested fields,
+    Paimon 1.0), read by field id."""
+    return type(src) is type(dst) and isinstance(src, (RowType, ArrayType, MapType))
+
+
+def _evolve_nested(col: pa.Array, src: DataType, dst: DataType, arrow_dst: pa.DataType,
+                   zone: str | None) -> pa.Array:
+    """A nested column written under ``src`` read as ``dst``: each ROW field of ``dst`` from the field of the
+    same id in ``src`` (a renamed field keeps its values; an added one is null; a dropped one is gone), leaf
+    values cast as Paimon casts them (Paimon's SchemaEvolutionUtil / NestedSchemaUtils, by field id)."""
+    col = conform_array(col, to_arrow_type(src))
+    mask = col.is_null() if col.null_count else None
+    if isinstance(src, RowType) and isinstance(dst, RowType):
+        children = col.flatten()  # the struct's children, its offset applied
+        by_id = {f.id: i for i, f in enumerate(src.fields)}
+        arrays = []
+        for field, arrow_field in zip(dst.fields, arrow_dst):
+            i = by_id.get(field.id)
+            arrays.append(pa.nulls(len(col), arrow_field.type) if i is None else
+                          cast_column(children[i], src.fields[i].type, field.type, arrow_field.type, zone))
+        return pa.StructArray.from_arrays(arrays, fields=list(arrow_dst), mask=mask)
+    if isinstance(src, MapType) and isinstance(dst, MapType):
+        keys = cast_column(col.keys, src.key, dst.key, arrow_dst.key_type, zone)
+        items = cast_column(col.items, src.value, dst.value, arrow_dst.item_type, zone)
+        return pa.MapArray.from_arrays(col.offsets, keys, items, type=arrow_dst, mask=mask)
+    assert isinstance(src, ArrayType) and isinstance(dst, ArrayType)
+    values = cast_column(col.values, src.element, dst.element, arrow_dst.value_type, zone)
+    return pa.ListArray.from_arrays(col.offsets, values, type=arrow_dst, mask=mask)
 
 
 def _nested_to_string(col: pa.Array, src: DataType, dst: DataType, zone: str) -> pa.Array:

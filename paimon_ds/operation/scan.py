@@ -152,7 +152,9 @@ class TableScan:
     def _skip_by_file_index(self, entries: list[ManifestEntry]) -> list[ManifestEntry]:
         """The entries whose file index (embedded, or `<file>.index` beside the file, format/file_index.py) does not
         rule out the data predicate: Java's AppendOnlyFileStoreScan.testFileIndex and FileIndexSkipper. Append
-        tables only (Java 0.9 indexes no primary-key file); side files are fetched concurrently."""
+        tables only: Java 0.9 indexes no primary-key file (KeyValueDataFileWriter.result() gives a null embedded
+        index, "TODO: enable file filter for primary key table", line 177; Paimon 1.0 writes them and reads
+        them in KeyValueFileStoreScan.filterByValueFilter). Side files are fetched concurrently."""
         if (self.data_predicate is None or self.schema.primary_keys or self.data_evolution
                 or not self.table.options.get("file-index.read.enabled")):
             return entries

@@ -16,6 +16,7 @@ import json
 import re
 import warnings
 from collections import defaultdict
+from collections.abc import Callable
 from functools import reduce
 from urllib.parse import urlsplit
 
@@ -25,8 +26,10 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import ByteType, StructField, StructType
 
 from ..deletionvectors.index_file import read_vector
+from ..expressions import FilterError, bind_filter
 from ..operation.incremental import is_incremental
 from ..operation.raw_files import VALUE_KIND, RawFile, raw_readable_table, split_raw_files
+from ..predicate import Predicate, and_all
 from ..storage import S3_PROTOCOLS, protocol_of, split_storage
 from ..table import Table
 from .bucket_expr import quoted
@@ -41,9 +44,23 @@ ROW_INDEX = "_paimon_ds_row_index"
 _warned: set[str] = set()
 
 
-def read(spark: SparkSession, path: str, options: dict[str, str], native: bool = True) -> DataFrame:
+def read(spark: SparkSession, path: str, options: dict[str, str], native: bool = True,
+         where: str | None = None, prune: Callable[[pa.Schema], Predicate | None] | None = None) -> DataFrame:
     """The table at ``path`` as a DataFrame with the Python source's schema and rows (``options``: read and
-    time-travel options, as strings). ``native`` False: the Python source alone."""
+    time-travel options, as strings). ``native`` False: the Python source alone. ``where``: a SQL condition
+    the rows are filtered by (Spark evaluates it); the part of it paimon_ds understands (expressions.py) also
+    prunes the plan as ``prune`` does.
+
+    ``prune``: the predicate, given the table's Arrow schema, of a condition the caller applies to the rows
+    itself (a WHERE clause implying it): the files it rules out (by partition, stats and file index,
+    operation/scan.py) are left out of the plan, so Spark's reader does not open them. The rows
+    given are then only those of the files that may match: correct once filtered."""
+    df = _read(spark, path, options, native, where, prune)
+    return df if where is None else df.where(where)
+
+
+def _read(spark: SparkSession, path: str, options: dict[str, str], native: bool,
+          where: str | None, prune: Callable[[pa.Schema], Predicate | None] | None) -> DataFrame:
     opts = {str(k).lower(): str(v) for k, v in options.items()}
 
     def python_source(extra: dict[str, str] | None = None) -> DataFrame:
@@ -60,10 +77,13 @@ def read(spark: SparkSession, path: str, options: dict[str, str], native: bool =
                        storage_options(opts, session))
     table.check_readable()  # before Spark reads any file natively
     schema = spark_schema(table.arrow_schema())
+    predicate = and_all([p for p in (prune(table.arrow_schema()) if prune else None,
+                                     where_predicate(where, table.arrow_schema()) if where else None)
+                         if p is not None])
     if raw_readable_table(table) is not None or not distinct_ignoring_case(schema.names) or \
             is_incremental(table.options):
         return python_source()  # (an incremental read merges files of several snapshots: the Python source does)
-    splits = table.new_scan().plan()
+    splits = table.new_scan(predicate).plan()
     raw, rest = split_raw_files(table, splits)
     if not raw:
         return python_source()
@@ -81,6 +101,15 @@ def read(spark: SparkSession, path: str, options: dict[str, str], native: bool =
     pinned = {} if any(k in opts for k in TIME_TRAVEL_OPTIONS) else {"scan.snapshot-id": str(splits[0].snapshot_id)}
     only = [f.file_name for s in rest for f in s.files]
     return native_df.unionByName(python_source({**pinned, ONLY_FILES_OPTION: json.dumps(only)}))
+
+
+def where_predicate(where: str, schema: pa.Schema) -> Predicate | None:
+    """The pruning predicate a SQL condition implies, where paimon_ds's filter language reads it (else None:
+    Spark still filters the rows, nothing is pruned)."""
+    try:
+        return bind_filter(where, schema).predicate
+    except FilterError:
+        return None
 
 
 def distinct_ignoring_case(names: list[str]) -> bool:

@@ -152,18 +152,17 @@ def alter_table(ctx: SqlContext, plan: Any) -> None:
     elif kind == "UnsetTableProperties":
         changes = [sc.RemoveOption(str(k)) for k in scala_list(plan.propertyKeys())]
     elif kind == "AddColumns":
-        for col in scala_list(plan.columnsToAdd()):
-            parts = [str(p) for p in scala_list(col.name())]
-            if len(parts) != 1:
-                raise SqlError(f"ADD COLUMNS: nested column {'.'.join(parts)} is not supported")
+        for col in scala_list(plan.columnsToAdd()):  # `s.x INT AFTER y`: a field of struct s (Paimon 1.0)
+            parts = tuple(str(p) for p in scala_list(col.name()))
             position = scala_option(col.position())
-            changes.append(sc.AddColumn(parts[0], _arrow_type(parts[0], col.dataType(), bool(col.nullable())),
+            changes.append(sc.AddColumn(parts if len(parts) > 1 else parts[0],
+                                        _arrow_type(parts[-1], col.dataType(), bool(col.nullable())),
                                         scala_option_str(col.comment()), nullable=bool(col.nullable()),
                                         position=_position(position)))
     elif kind == "RenameColumn":
-        changes = [sc.RenameColumn(_field_name(plan.column()), str(plan.newName()))]
+        changes = [sc.RenameColumn(_column_path(plan.column()), str(plan.newName()))]
     elif kind == "DropColumns":
-        changes = [sc.DropColumn(_field_name(c)) for c in scala_list(plan.columnsToDrop())]
+        changes = [sc.DropColumn(_column_path(c)) for c in scala_list(plan.columnsToDrop())]
     elif kind == "AlterColumns":  # ALTER COLUMN c TYPE t / DROP NOT NULL / COMMENT 'x'
         for spec in scala_list(plan.specs()):
             name = _field_name(spec.column())
@@ -186,11 +185,24 @@ def alter_table(ctx: SqlContext, plan: Any) -> None:
     ctx.refresh(ident)
 
 
-def _position(position: Any) -> str | None:
+def _position(position: Any) -> sc.First | sc.After | None:
+    """FIRST / AFTER c of an added column or field (Spark's UnresolvedFieldPosition of a ColumnPosition)."""
     if position is None:
         return None
-    text = str(position.position().toString()) if hasattr(position, "position") else str(position.toString())
-    return text.strip().lower() or None
+    if hasattr(position, "position"):
+        position = position.position()
+    if plan_kind(position) == "After":
+        return sc.After(str(position.column()))
+    text = str(position.toString()).strip().lower()
+    if text == "first":
+        return sc.First()
+    raise SqlError(f"column position {text!r} is not supported: FIRST or AFTER column")
+
+
+def _column_path(node: Any) -> str | tuple[str, ...]:
+    """A column's name, or the path of a nested field (`s.x`: field x of struct s)."""
+    parts = tuple(str(p) for p in scala_list(node.name()))
+    return parts if len(parts) > 1 else parts[0]
 
 
 def _field_name(node: Any) -> str:

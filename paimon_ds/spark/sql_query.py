@@ -20,11 +20,15 @@ and tables of other catalogs.
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
+import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from ..expressions import FilterError, bind_filter, col
+from ..predicate import Predicate, and_all
 from .catalog import ATTACHED_CONF
 from .native_read import read
 from .options import storage_job_options
@@ -60,7 +64,9 @@ def is_query(ctx: SqlContext, plan: Any) -> bool:
 def native_query(ctx: SqlContext, plan: Any) -> DataFrame | None:
     """The query ``plan`` with its attached tables read natively, or None when it names none of them."""
     shadowed = {name.lower() for name in cte_names(plan)}
-    rewritten, replaced = substitute(ctx, plan, shadowed, {})
+    read_plans: dict[str, Any] = {}
+    once = named_once(ctx, plan, shadowed)
+    rewritten, replaced = substitute(ctx, plan, shadowed, read_plans, once)
     if not replaced:
         return None
     return query_dataframe(ctx.spark, rewritten)
@@ -77,9 +83,30 @@ def cte_names(plan: Any) -> list[str]:
     return names
 
 
-def substitute(ctx: SqlContext, node: Any, shadowed: set[str], read_plans: dict[str, Any]) -> tuple[Any, bool]:
+def named_once(ctx: SqlContext, plan: Any, shadowed: set[str]) -> set[str]:
+    """The paths of the attached tables the plan's tree names once (only those are planned with their WHERE
+    clause: a table named twice shares one plan, at one snapshot)."""
+    seen: dict[str, int] = {}
+
+    def walk(node: Any) -> None:
+        if plan_kind(node) == "UnresolvedRelation":
+            found = attached_path(ctx, node, shadowed)
+            if found is not None:
+                seen[found[0]] = seen.get(found[0], 0) + 1
+        for child in scala_list(node.children()):
+            walk(child)
+    walk(plan)
+    return {path for path, n in seen.items() if n == 1}
+
+
+def substitute(ctx: SqlContext, node: Any, shadowed: set[str], read_plans: dict[str, Any],
+               once: set[str] = frozenset(), condition: tuple[Any, set[tuple[str, ...]]] | None = None
+               ) -> tuple[Any, bool]:
     """``node`` with the attached tables among its relations replaced; whether any was. ``read_plans``: the
-    native plan per table path, so that a table named twice is planned once (at one snapshot)."""
+    native plan per table path, so that a table named twice is planned once (at one snapshot). ``condition``:
+    the WHERE condition of a Filter right above ``node`` (Spark still applies it) and the qualifiers its
+    columns may carry, whose equality / IN tests prune the plan of a table named ``once`` (files ruled out by
+    partition, stats or file index are not read)."""
     if plan_kind(node) == "UnresolvedRelation" and (system := system_relation(ctx, node, shadowed)) is not None:
         return system, True
     if plan_kind(node) == "UnresolvedRelation":
@@ -87,10 +114,30 @@ def substitute(ctx: SqlContext, node: Any, shadowed: set[str], read_plans: dict[
         if found is None:
             return node, False
         path, qualifier, name = found
+        tests = equality_tests(ctx, condition[0], condition[1]) if condition is not None and path in once else []
+        if tests:
+            df = read(ctx.spark, path, storage_job_options(ctx.storage_options),
+                      prune=lambda schema: tests_predicate(tests, schema))
+            return aliased(ctx, df._jdf.queryExecution().analyzed(), qualifier, name), True
         if path not in read_plans:
             df = read(ctx.spark, path, storage_job_options(ctx.storage_options))
             read_plans[path] = df._jdf.queryExecution().analyzed()
         return aliased(ctx, read_plans[path], qualifier, name), True
+    if plan_kind(node) == "Filter":
+        child = node.child()
+        aliased_child = plan_kind(child) == "SubqueryAlias"
+        relation = child.child() if aliased_child else child
+        if plan_kind(relation) == "UnresolvedRelation":
+            # the names a column may be qualified with: the alias, else the relation's name and its prefixes
+            parts = [str(p).lower() for p in scala_list(relation.multipartIdentifier())]
+            qualifiers = {(str(child.alias()).lower(),)} if aliased_child else \
+                {tuple(parts[i:]) for i in range(len(parts))} | {("spark_catalog", *parts[-2:])}
+            new_relation, replaced = substitute(ctx, relation, shadowed, read_plans, once,
+                                                (node.condition(), qualifiers))
+            if not replaced:
+                return node, False
+            new_child = child.withNewChildren(scala_seq(ctx, [new_relation])) if aliased_child else new_relation
+            return node.withNewChildren(scala_seq(ctx, [new_child])), True
     if plan_kind(node) == "RelationTimeTravel":
         return time_travel(ctx, node, shadowed)
     if plan_kind(node) == "UnresolvedTableValuedFunction" and \
@@ -101,12 +148,81 @@ def substitute(ctx: SqlContext, node: Any, shadowed: set[str], read_plans: dict[
         return node, False
     new_children, any_replaced = [], False
     for child in children:
-        new_child, replaced = substitute(ctx, child, shadowed, read_plans)
+        new_child, replaced = substitute(ctx, child, shadowed, read_plans, once)
         new_children.append(new_child)
         any_replaced |= replaced
     if not any_replaced:
         return node, False
     return node.withNewChildren(scala_seq(ctx, new_children)), True
+
+
+# a test a file index may answer: (column name as written, literal values, the literals' Spark type name)
+EqualityTest = tuple[str, list[Any], str]
+INTEGER_TYPES = ("integer", "long", "short", "byte")
+
+
+def equality_tests(ctx: SqlContext, condition: Any, qualifiers: set[tuple[str, ...]]) -> list[EqualityTest]:
+    """The conjuncts of a parsed WHERE condition that are `column = literal` or `column IN (literals)`: what a
+    file index answers (the other conjuncts only filter rows, as Spark does anyway). A column is a bare name or
+    one qualified by one of ``qualifiers`` (lower case); `s.x` naming a struct's field is not a column."""
+    kind = plan_kind(condition)
+    if kind == "And":
+        return (equality_tests(ctx, condition.left(), qualifiers)
+                + equality_tests(ctx, condition.right(), qualifiers))
+    if kind == "EqualTo":
+        column, literals = condition.left(), [condition.right()]
+        if plan_kind(column) == "Literal":
+            column, literals = literals[0], [column]
+    elif kind == "In":
+        column, literals = condition.value(), scala_list(condition.list())
+    else:
+        return []
+    if plan_kind(column) != "UnresolvedAttribute" or not literals or \
+            any(plan_kind(x) != "Literal" for x in literals):
+        return []
+    types = {str(x.dataType().typeName()) for x in literals}
+    spark_type = "integer" if types <= set(INTEGER_TYPES) else types.pop() if len(types) == 1 else ""
+    if spark_type not in ("integer", "string", "date", "boolean"):
+        return []  # decimals, floats, timestamps...: Spark's coercions are not this package's; no pruning
+    values = [literal_value(x, spark_type) for x in literals]
+    if any(v is None for v in values):
+        return []  # `= NULL` is never true: nothing to answer
+    name = [str(p) for p in scala_list(column.nameParts())]
+    if len(name) > 1 and tuple(p.lower() for p in name[:-1]) not in qualifiers:
+        return []
+    return [(name[-1], values, spark_type)]
+
+
+def literal_value(literal: Any, spark_type: str) -> Any:
+    v = literal.value()
+    if v is None:
+        return None
+    if spark_type == "string":
+        return str(v.toString())
+    if spark_type == "date":  # days since the epoch
+        return dt.date(1970, 1, 1) + dt.timedelta(days=int(v))
+    return v
+
+
+def tests_predicate(tests: list[EqualityTest], schema: pa.Schema) -> Predicate | None:
+    """The predicate of the tests whose column the table has (as Spark resolves it, ignoring case) with the
+    literals' own type: Spark compares a string column with a number (or the reverse) after a cast this package
+    does not repeat, so such a test prunes nothing."""
+    matches = {
+        "integer": pa.types.is_integer, "string": lambda t: pa.types.is_string(t) or pa.types.is_large_string(t),
+        "date": pa.types.is_date32, "boolean": pa.types.is_boolean}
+    leaves = []
+    for name, values, spark_type in tests:
+        found = [f for f in schema if f.name.lower() == name.lower()]
+        if len(found) != 1 or not matches[spark_type](found[0].type):
+            continue
+        column = col(found[0].name)
+        try:
+            leaves.append(bind_filter(column == values[0] if len(values) == 1 else column.isin(values),
+                                      schema).predicate)
+        except FilterError:
+            continue
+    return and_all([p for p in leaves if p is not None])
 
 
 def time_travel(ctx: SqlContext, node: Any, shadowed: set[str]) -> tuple[Any, bool]:
