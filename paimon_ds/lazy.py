@@ -25,7 +25,7 @@ import inspect
 import io
 import json
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 import pyarrow.dataset as ds
@@ -45,12 +45,29 @@ from .expressions import (
     OrExpr,
     bind_filter,
 )
+from .operation.incremental import new_scan
 from .operation.raw_files import raw_readable_table, split_raw_files
 from .predicate import Predicate, and_all
 
 if TYPE_CHECKING:
-    from .read_api import Scan
-    from .table import Table
+    from .store import FileStore
+
+
+class Scan(Protocol):
+    """What the lazy readers use of a read_api.Scan (which imports this module, so it is named by its shape)."""
+
+    table: FileStore
+    columns: list[str]
+    schema: pa.Schema
+    full_schema: pa.Schema
+    limit: int | None
+    filter: Any
+
+    def narrow(self, columns: Any = None, filter: Any = None, limit: int | None = None) -> Scan: ...
+
+    def to_batches(self) -> pa.RecordBatchReader: ...
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any: ...
 
 
 class NotExpressibleError(PaimonDsError, ValueError):
@@ -394,7 +411,7 @@ def duckdb_relation(scan: Scan, con: Any = None, name: str | None = None) -> Any
 
 
 # ------------------------------------------------------------------ pyarrow Dataset
-def pyarrow_dataset(table: Table) -> ds.Dataset:
+def pyarrow_dataset(table: FileStore) -> ds.Dataset:
     """The table's latest (or time-travelled) snapshot as a pyarrow Dataset over its data files; a
     NotExpressibleError naming why where a Dataset cannot give the table's rows."""
     alternatives = "read it with to_polars(), to_duckdb() or scan().to_arrow(), which merge and filter"
@@ -403,7 +420,7 @@ def pyarrow_dataset(table: Table) -> ds.Dataset:
     if why is not None:
         raise NotExpressibleError(f"a pyarrow Dataset cannot express Paimon table {table.path}: {why}; "
                                   f"{alternatives}")
-    splits = table.new_scan().plan()
+    splits = new_scan(table).plan()
     raw, rest = split_raw_files(table, splits, added_columns=True)
     problems = []
     if rest:
@@ -450,11 +467,11 @@ def pyarrow_dataset(table: Table) -> ds.Dataset:
     return datasets[0] if len(datasets) == 1 else ds.UnionDataset(schema, datasets)
 
 
-def _partition_expressions(table: Table, splits: list) -> Callable[[bytes], ds.Expression]:
+def _partition_expressions(table: FileStore, splits: list) -> Callable[[bytes], ds.Expression]:
     """Each partition's values as the guarantee of its files' fragments (pyarrow skips a fragment its filter
     cannot match there without opening the file)."""
     keys = list(table.table_schema.partition_keys)
-    scan = table.new_scan()
+    scan = new_scan(table)
     schema = table.arrow_schema()
     cache: dict[bytes, ds.Expression] = {}
 
@@ -470,11 +487,11 @@ def _partition_expressions(table: Table, splits: list) -> Callable[[bytes], ds.E
     return of
 
 
-def _stats_expressions(table: Table, schema: pa.Schema) -> Callable[[Any], ds.Expression]:
+def _stats_expressions(table: FileStore, schema: pa.Schema) -> Callable[[Any], ds.Expression]:
     """A data file's min / max statistics as its fragment's guarantee (pyarrow then skips a file a filter cannot
     match, unopened): only exact bounds (integers, dates, decimals; not strings, whose bounds may be truncated,
     nor floats, whose NaN the bounds leave out) of columns without nulls (a null satisfies no bound)."""
-    scan = table.new_scan()
+    scan = new_scan(table)
     bounded = [f.name for f in schema if f.name not in table.table_schema.partition_keys and (
         pa.types.is_integer(f.type) or pa.types.is_date(f.type) or pa.types.is_decimal(f.type))]
 
@@ -502,5 +519,5 @@ def _pyarrow_fs(fs: Any) -> Any:
     return pafs.PyFileSystem(pafs.FSSpecHandler(fs))
 
 
-def _fs_path(table: Table, path: str) -> str:
+def _fs_path(table: FileStore, path: str) -> str:
     return table.io.locate(path)[1]

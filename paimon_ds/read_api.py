@@ -24,6 +24,8 @@ from .errors import MissingDependencyError
 from .expressions import BoundFilter, Expr, FilterError, bind_filter
 from .io.prefetch import read_ahead
 from .lazy import duckdb_relation, polars_frame
+from .operation.incremental import new_scan
+from .operation.read import TableRead
 from .operation.scan import Split
 from .options import OptionError
 from .predicate import Predicate, and_all
@@ -33,7 +35,7 @@ from .time_travel import READ_RANGE_KEYS
 from .types import SchemaError
 
 if TYPE_CHECKING:
-    from .table import Table
+    from .store import FileStore
 
 # the time-travel options of a read (Paimon's scan.* keys) and of an incremental read: a scan sets at most one
 TIME_TRAVEL_KEYS = READ_RANGE_KEYS
@@ -47,7 +49,7 @@ class Scan:
     table's latest snapshot at that moment.
     """
 
-    def __init__(self, table: Table, columns: Sequence[str] | None = None,
+    def __init__(self, table: FileStore, columns: Sequence[str] | None = None,
                  filter: str | Expr | Predicate | None = None, limit: int | None = None,
                  snapshot_id: int | None = None, tag: str | None = None,
                  timestamp: dt.datetime | int | None = None, version: int | str | None = None,
@@ -131,7 +133,7 @@ class Scan:
     # ------------------------------------------------------------------ planning
     def plan(self) -> list[Split]:
         """The splits a read opens, after partition and file pruning (a split: one bucket's files)."""
-        return self.table.new_scan(self.predicate).plan()
+        return new_scan(self.table, self.predicate).plan()
 
     # ------------------------------------------------------------------ results
     def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None, batch_size: int | None = None,
@@ -173,7 +175,7 @@ class Scan:
         remaining = self.limit
         if remaining == 0:
             return
-        read = self.table.new_read(self.read_schema, self.predicate)
+        read = TableRead(self.table, self.read_schema, self.predicate)
         expression = self.filter.expression if self.filter is not None else None
         # files (append tables) or buckets decoded in threads, in the order a sequential read gives
         with closing(read_ahead(read.read_units(splits), row_budget=remaining)) as batches:

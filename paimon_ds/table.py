@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -14,20 +13,17 @@ from .branch import (
     BranchError,
     BranchManager,
     latest_branch_schema,
-    load_branch_schema,
     normalize_branch,
 )
 from .errors import TableAlreadyExists
 from .expressions import Expr
 from .fs import FileIO
 from .lazy import pyarrow_dataset
-from .operation.after_commit import maintain
 from .operation.batch_write import check_input_schema, conform_batch, input_batches, partition_constants, write_batches
 from .operation.change_tables import data_system_table
 from .operation.commit import BucketCompactor, TableCommit
-from .operation.compact import compact_in_process
-from .operation.fallback import load_fallback
-from .operation.incremental import IncrementalScan, is_incremental
+from .operation.compact import new_commit
+from .operation.incremental import new_scan
 from .operation.read import TableRead
 from .operation.row_level import Delete, Insert, MergeBuilder, RowLevelResult, Update, overwrite_where
 from .operation.row_level import delete as delete_rows
@@ -35,17 +31,15 @@ from .operation.row_level import update as update_rows
 from .operation.row_level import upsert as upsert_rows
 from .operation.scan import TableScan
 from .operation.write import TableWrite
-from .options import READ, OptionError, Options, check_supported, table_options, validate
+from .options import OptionError, Options, table_options, validate
 from .predicate import Predicate
 from .read_api import TIME_TRAVEL_KEYS, Scan, time_travel_options
 from .schema import SchemaManager, TableNotFound, TableSchema
 from .schema_checks import check_writable
 from .schema_merge import commit_merged_schema
 from .snapshot import Snapshot, SnapshotManager
-from .storage import split_storage
-from .store import FileStore, StoreField
+from .store import FileStore, StoreField, job_and_storage_options
 from .system_tables import InspectTable
-from .time_travel import TIMESTAMP, TRAVEL_KEYS, VERSION, check_startup, resolve_travel
 from .types import SchemaError, fields_from_arrow, same_type_ignoring_nullability
 
 
@@ -56,7 +50,6 @@ class Table:
     def __init__(self, path: str, schema: TableSchema, dynamic_options: Mapping[str, str] | None = None,
                  storage_options: dict[str, Any] | None = None, io: FileIO | None = None) -> None:
         self.store = FileStore(path, schema, dynamic_options, storage_options, io)
-        self._fallback: tuple[Table | None] | None = None  # (fallback table,) once loaded
 
     # the store's metadata, as the facade's callers read it
     path = StoreField[str]()
@@ -81,27 +74,13 @@ class Table:
     def load(path: str, options: Mapping[str, str] | None = None,
              storage_options: dict[str, Any] | None = None) -> Table:
         """Open the table at ``path``; per-job options (scan.*, ...) overlay the stored ones."""
-        options, storage_options = _split_storage(options, storage_options)
-        validate(options)
-        io = FileIO(path, storage_options)
-        schema = load_branch_schema(io, path, normalize_branch(options.get("branch")))
-        table = Table(path, schema, options, storage_options, io)
-        if VERSION in options or TIMESTAMP in options:
-            # scan.version / scan.timestamp become the keys they resolve to, as Paimon's tryTimeTravel does
-            options = resolve_travel(options, table.snapshot_manager)
-            table = Table(path, schema, options, storage_options, io)
-        check_startup(table.options.raw)
-        if any(k in options for k in TRAVEL_KEYS):
-            # time travel reads the snapshot with the schema it was committed under (its columns, names
-            # and types), with the latest table options, as Paimon's tryTimeTravel does
-            try:
-                snapshot = table.snapshot_to_read()
-            except LookupError:  # a missing snapshot or tag is reported by the scan
-                snapshot = None
-            if snapshot is not None and snapshot.schema_id != schema.id:
-                old = table.schema_manager.schema(snapshot.schema_id)
-                table = Table(path, dataclasses.replace(old, options=dict(schema.options)), options,
-                              storage_options, io)
+        return Table.of_store(FileStore.load(path, options, storage_options))
+
+    @staticmethod
+    def of_store(store: FileStore) -> Table:
+        """The facade of ``store``."""
+        table = Table.__new__(Table)
+        table.store = store
         return table
 
     @staticmethod
@@ -112,7 +91,7 @@ class Table:
         A new table's schema file is written by the first commit, so a failed first write leaves
         nothing behind.
         """
-        options, storage_options = _split_storage(options, storage_options)
+        options, storage_options = job_and_storage_options(options, storage_options)
         options = {k: str(v) for k, v in options.items() if v is not None}
         validate(options)
         io = FileIO(path, storage_options)
@@ -147,7 +126,7 @@ class Table:
     def check_readable(self) -> None:
         """Refuse, before any row is read, a table whose options (stored or given) ask for reads paimon_ds does not
         do (`paimon_option_keys.txt`: refused keys that block reads)."""
-        check_supported(self.options, READ, self.path)
+        self.store.check_readable()
 
     def check_write_schema(self, arrow_schema: pa.Schema, options: Mapping[str, str]) -> None:
         for key, stored in (("partition", list(self.table_schema.partition_keys)),
@@ -203,7 +182,7 @@ class Table:
         """The table's metadata as Arrow tables, one method per system table (as pyiceberg's `tbl.inspect`):
         snapshots(), schemas(), options(), files(), manifests(), partitions(), buckets(), tags(), branches(),
         consumers()."""
-        return InspectTable(self.store, lambda name: data_system_table(self, name))
+        return InspectTable(self.store, lambda name: data_system_table(self.store, name))
 
     def version(self) -> int | None:
         """The id of the table's current snapshot (the one a scan reads), None before the first commit
@@ -221,9 +200,12 @@ class Table:
     def fallback_table(self) -> Table | None:
         """The branch `scan.fallback-branch` names, as a batch read of this table sees it (its partitions that
         this branch lacks are read from there); None without the option."""
-        if self._fallback is None:
-            self._fallback = (load_fallback(self),)
-        return self._fallback[0]
+        other = self.store.fallback_store()
+        return Table.of_store(other) if other is not None else None
+
+    def fallback_store(self) -> FileStore | None:
+        """The store of fallback_table() (what operations given this facade instead of its store call)."""
+        return self.store.fallback_store()
 
     def schema_by_id(self, schema_id: int) -> TableSchema:
         """The schema a file or snapshot was written under (older ones read once per process)."""
@@ -240,11 +222,11 @@ class Table:
     def reload(self, options: Mapping[str, str] | None = None) -> Table:
         """The same table as stored now (its latest schema), with ``options`` (default: this one's) as its
         per-job options."""
-        return Table.load(self.path, self.dynamic_options if options is None else options, self.storage_options)
+        return Table.of_store(self.store.reload(options))
 
     def new_write(self, commit_user: str | None = None, job_prefix: str | None = None, **kwargs: Any) -> TableWrite:
         """A TableWrite (kwargs: restore, task, clustered; see operation.write.TableWrite)."""
-        return TableWrite(self, commit_user, job_prefix, **kwargs)
+        return TableWrite(self.store, commit_user, job_prefix, **kwargs)
 
     def new_commit(self, commit_user: str | None = None, compact_buckets: BucketCompactor | None = None,
                    streaming: bool = False) -> TableCommit:
@@ -252,23 +234,16 @@ class Table:
         a stream's own compaction) and runs the table's maintenance after each commit (expiry, partition
         expiration, automatic tags). ``streaming``: a stream's commit, which also compacts unaware-bucket
         append tables, as Paimon's Flink sink does."""
-        if compact_buckets is None:
-            def compact_buckets(buckets: set[tuple[bytes, int]], full: bool, user: str, identifier: int
-                                ) -> Snapshot | None:
-                return compact_in_process(self, buckets, full, commit_user=user, identifier=identifier)
-        return TableCommit(self, commit_user, compact_buckets, lambda snapshot: maintain(self, snapshot),
-                           streaming=streaming)
+        return new_commit(self.store, commit_user, compact_buckets, streaming)
 
     def new_scan(self, predicate=None, parallelism: int | None = None) -> TableScan:
         """The table's batch scan: of a snapshot, or (`incremental-between...` options) of the changes between two."""
-        if is_incremental(self.options):
-            return IncrementalScan(self, predicate, parallelism=parallelism)
-        return TableScan(self, predicate, parallelism=parallelism)
+        return new_scan(self.store, predicate, parallelism)
 
     def new_read(self, read_schema: pa.Schema | None = None, predicate=None,
                  row_kind_column: str | None = None, file_column: str | None = None,
                  position_column: str | None = None) -> TableRead:
-        return TableRead(self, read_schema, predicate, row_kind_column, file_column, position_column)
+        return TableRead(self.store, read_schema, predicate, row_kind_column, file_column, position_column)
 
     def to_arrow(self, predicate=None) -> pa.Table:
         """The whole table (or what ``predicate`` keeps) as one Arrow table; the internal form of
@@ -292,7 +267,7 @@ class Table:
         changes between two snapshot ids or tags (`(3, 5)`, `"tag1,tag2"`; the option incremental-between, with
         incremental-between-scan-mode from the table's options). Read it with to_batches(),
         to_arrow(), to_pandas(), count(), or as an Arrow C stream (DuckDB, Polars)."""
-        return Scan(self, columns, filter, limit, snapshot_id, tag, timestamp, version, incremental_between)
+        return Scan(self.store, columns, filter, limit, snapshot_id, tag, timestamp, version, incremental_between)
 
     def to_polars(self, snapshot_id: int | None = None, tag: str | None = None,
                   timestamp: dt.datetime | int | None = None) -> Any:
@@ -316,7 +291,7 @@ class Table:
         travel = time_travel_options(snapshot_id, tag, timestamp)
         table = self.reload({**{k: v for k, v in self.dynamic_options.items() if k not in TIME_TRAVEL_KEYS},
                              **travel}) if travel else self
-        return pyarrow_dataset(table)
+        return pyarrow_dataset(table.store)
 
     def append(self, data: Any) -> Snapshot | None:
         """Add ``data`` (a pyarrow Table / RecordBatchReader / iterable of batches, a pandas DataFrame, or
@@ -335,7 +310,7 @@ class Table:
         if filter is not None:
             if partition is not None:
                 raise OptionError("overwrite takes partition= or filter=, not both")
-            return overwrite_where(self, data, filter)
+            return overwrite_where(self.store, data, filter)
         return self._write(data, overwrite=True, partition=partition)
 
     # ------------------------------------------------------------------ row-level changes (no Spark)
@@ -344,21 +319,21 @@ class Table:
         commit: primary-key tables get delete rows, append tables have the files holding a matching row
         rewritten (or, with deletion vectors, their positions deleted). Returns the new snapshot, or None when no
         row matched (pyiceberg's `tbl.delete(filter)`, deltalake's `dt.delete(predicate)`)."""
-        return delete_rows(self, filter)
+        return delete_rows(self.store, filter)
 
     def update(self, set: Mapping[str, Any], filter: str | Expr | Predicate | None = None) -> Snapshot | None:
         """UPDATE SET ``set`` ({column: value}) WHERE ``filter`` (None: every row), in one commit (deltalake's
         `dt.update`). A value is a literal (5, None, a date, a pyarrow scalar), a column (`col("v")`, or a string
         in the filter language: `"v"`, `"'text'"`), or a pyarrow.compute.Expression (`pc.field("v") * 2`).
         Returns the new snapshot, or None when no row matched."""
-        return update_rows(self, set, filter)
+        return update_rows(self.store, set, filter)
 
     def upsert(self, data: Any, on: str | Sequence[str] | None = None) -> RowLevelResult:
         """Rows of ``data`` (as append takes it, every column) replace the rows with the same ``on`` values, the
         others are inserted, in one commit (pyiceberg's `tbl.upsert(df, join_cols=)`): primary-key tables by
         their key (``on`` defaults to it), append tables by the named columns. A key the data holds twice is an
         error. Returns RowLevelResult(snapshot, rows_updated, rows_inserted)."""
-        return upsert_rows(self, data, on)
+        return upsert_rows(self.store, data, on)
 
     def merge(self, source: Any, on: str | Sequence[str] | Expr, source_alias: str = "s", target_alias: str = "t",
               clauses: Sequence[Update | Delete | Insert] = ()) -> MergeBuilder:
@@ -369,18 +344,18 @@ class Table:
         `.execute()` (a RowLevelResult). ``clauses``: the Spark path's Update / Delete (when matched) and Insert
         objects instead. SQL semantics: the first clause whose condition holds acts; a target row matched by two
         source rows is an error."""
-        return MergeBuilder(self, source, on, source_alias, target_alias, clauses)
+        return MergeBuilder(self.store, source, on, source_alias, target_alias, clauses)
 
     def _write(self, data: Any, overwrite: bool, partition: Mapping[str, Any] | None) -> Snapshot | None:
         # a table loaded for time travel is written at its latest schema
         options = {k: v for k, v in self.dynamic_options.items() if k not in TIME_TRAVEL_KEYS}
         current = self.reload(options) if self.is_created else self
         target = current.arrow_schema()
-        constants = partition_constants(current, partition) if partition is not None else {}
+        constants = partition_constants(current.store, partition) if partition is not None else {}
         schema, batches = input_batches(data)
         check_input_schema(schema if schema is not None else target, target, self.path, constants)
         table = Table.for_write(self.path, target, options, self.storage_options) if current.is_created else current
-        return write_batches(table, (conform_batch(b, target, constants) for b in batches), overwrite, partition)
+        return write_batches(table.store, (conform_batch(b, target, constants) for b in batches), overwrite, partition)
 
     def snapshots(self) -> list[Snapshot]:
         """The table's snapshots (those not expired), oldest first. A damaged old snapshot file is left out with a
@@ -452,7 +427,7 @@ def write_arrow(path: str, data: Any, mode: str = "append", primary_key: str | S
     table = Table.for_write(path, write_schema, opts, storage_options)
     target = table.arrow_schema()
     check_input_schema(schema if schema is not None else target, target, path)
-    return write_batches(table, (conform_batch(b, target) for b in batches), overwrite=mode == "overwrite")
+    return write_batches(table.store, (conform_batch(b, target) for b in batches), overwrite=mode == "overwrite")
 
 
 def _has_foreign_content(io: FileIO) -> bool:
@@ -461,11 +436,3 @@ def _has_foreign_content(io: FileIO) -> bool:
     # failed before its schema was written), is fine to create a table in.
     return bool(names - {"schema", "snapshot", "manifest", "index", "tag", "branch", "changelog"}
                 - {n for n in names if n.startswith("bucket-") or "=" in n or n.startswith(".")})
-
-
-def _split_storage(options: Mapping[str, Any] | None, storage_options: Mapping[str, Any] | None,
-                   ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """Job options without storage keys, and the storage options with those keys added (they win)."""
-    options, from_options = split_storage(options)
-    merged = {**(storage_options or {}), **from_options}
-    return options, merged or None

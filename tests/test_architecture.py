@@ -10,6 +10,8 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parent.parent / "paimon_ds"
 
 
@@ -120,28 +122,6 @@ def _below_operation(module: str) -> bool:
     return module != "paimon_ds" and not any(module == a or module.startswith(a + ".") for a in ABOVE_OPERATION)
 
 
-# Left to do (issue 35): `operation/`'s modules, read_api and lazy still name the facade for typing (their
-# `table` is a Table, whose new_scan/new_read/new_commit/reload they call), and a few modules name, for typing
-# only, a class of a module that imports them (scan's Split, fallback's TableScan/TableRead, lazy's Scan). These
-# typing-only edges are the loops the cycle check lets through; each is listed, and the list shrinks as those
-# modules take the store (a listed edge that is gone, or that an import at run time gives, fails the test).
-FACADE_TYPING_USERS = ("paimon_ds.operation", "paimon_ds.read_api", "paimon_ds.lazy")
-TYPING_LOOPS = {("paimon_ds.operation.evolution", "paimon_ds.operation.scan"),
-                ("paimon_ds.operation.fallback", "paimon_ds.operation.scan"),
-                ("paimon_ds.operation.fallback", "paimon_ds.operation.read"),
-                ("paimon_ds.lazy", "paimon_ds.read_api")}
-
-
-def _tolerated(edges: Edges, typing_only: Edges, loops: set[tuple[str, str]] = frozenset()) -> Edges:
-    """The edges without the typing-only ones from FACADE_TYPING_USERS to the facade and those in ``loops``."""
-    def allowed(module: str, target: str) -> bool:
-        if target not in typing_only.get(module, ()):
-            return False
-        return (module, target) in loops or target == FACADE and any(
-            module == u or module.startswith(u + ".") for u in FACADE_TYPING_USERS)
-    return {m: {t for t in targets if not allowed(m, t)} for m, targets in edges.items()}
-
-
 def _describe(edges: Edges, cycles: list[list[str]]) -> str:
     return "\n".join(f"  {c}: " + "; ".join(f"{m} -> {sorted(t for t in edges[m] if t in c)}" for m in c)
                      for c in cycles)
@@ -149,12 +129,9 @@ def _describe(edges: Edges, cycles: list[list[str]]) -> str:
 
 def test_no_import_cycle():
     modules = _modules()
-    edges, _, typing_only = _imports(modules)
-    checked = _tolerated(edges, typing_only, TYPING_LOOPS)
-    cycles = _cycles(checked, sorted(modules))
-    assert cycles == [], "modules that import each other (directly or round a loop):\n" + _describe(checked, cycles)
-    assert sorted(e for e in TYPING_LOOPS if e[1] not in typing_only.get(e[0], ())) == [], \
-        "a listed typing loop is gone or is now a run-time import: take it off TYPING_LOOPS"
+    edges, _, _ = _imports(modules)
+    cycles = _cycles(edges, sorted(modules))
+    assert cycles == [], "modules that import each other (directly or round a loop):\n" + _describe(edges, cycles)
 
 
 def _facade_imports_below_operation(edges: Edges) -> list[str]:
@@ -183,37 +160,66 @@ def test_nothing_below_operation_imports_the_facade():
     assert not any(_below_operation(m) for m in (FACADE, "paimon_ds.operation.scan", "paimon_ds.spark.source"))
 
 
+def _synthetic_package(tmp_path: Path, files: dict[str, str]) -> dict[str, Path]:
+    """A package `paimon_ds` of ``files`` (relative path -> source) under ``tmp_path``: its modules by name."""
+    package = tmp_path / "paimon_ds"
+    for rel, text in files.items():
+        (package / rel).parent.mkdir(parents=True, exist_ok=True)
+        (package / rel).write_text(text)
+    return {".".join(p.relative_to(tmp_path).with_suffix("").parts).removesuffix(".__init__"): p
+            for p in package.rglob("*.py")}
+
+
+TYPING_IMPORT = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    {}\n"
+
+
 def test_checker_finds_a_facade_import_below_operation(tmp_path: Path):
     # the checker itself, on a synthetic package: a `TYPE_CHECKING` import of the facade in mergetree is reported
-    # (and makes a loop with the facade's run-time import of it); the same import in an operation is a typing
-    # edge the cycle check tolerates for now; a store import is fine
-    package = tmp_path / "paimon_ds"
-    for rel, text in {
+    # and makes a loop with the facade's run-time import of it; the same import in an operation is a loop too; a
+    # store import is fine
+    modules = _synthetic_package(tmp_path, {
         "__init__.py": "",
         "store.py": "class FileStore: ...\n",
         "table.py": "from .mergetree.writer import Writer\nfrom .operation.scan import Scan\n",
         "operation/__init__.py": "",
-        "operation/scan.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..table import Table\n",
+        "operation/scan.py": "from ..store import FileStore\n",
         "mergetree/__init__.py": "",
-        "mergetree/writer.py": "from typing import TYPE_CHECKING\nfrom ..store import FileStore\n"
-                               "if TYPE_CHECKING:\n    from ..table import Table\n",
-    }.items():
-        (package / rel).parent.mkdir(parents=True, exist_ok=True)
-        (package / rel).write_text(text)
-    modules = {".".join(p.relative_to(tmp_path).with_suffix("").parts).removesuffix(".__init__"): p
-               for p in package.rglob("*.py")}
+        "mergetree/writer.py": "from ..store import FileStore\n" + TYPING_IMPORT.format("from ..table import Table"),
+    })
+    package = tmp_path / "paimon_ds"
     edges, _, typing_only = _imports(modules)
     assert _facade_imports_below_operation(edges) == ["paimon_ds.mergetree.writer -> paimon_ds.table"]
-    assert typing_only == {"paimon_ds.mergetree.writer": {FACADE}, "paimon_ds.operation.scan": {FACADE}}
+    assert typing_only == {"paimon_ds.mergetree.writer": {FACADE}}
     assert _names_the_facade(package / "mergetree" / "writer.py")
     assert not _names_the_facade(package / "store.py")
-    assert _cycles(_tolerated(edges, typing_only), sorted(modules)) == [["paimon_ds.mergetree.writer", FACADE]]
-    # without the mergetree import, only the tolerated typing edge of the operation remains: no loop
+    assert _cycles(edges, sorted(modules)) == [["paimon_ds.mergetree.writer", FACADE]]
+    # the facade's typing import moved up into an operation: nothing below operation/ names it, but it is a loop
     (package / "mergetree" / "writer.py").write_text("from ..store import FileStore\n")
+    (package / "operation" / "scan.py").write_text(TYPING_IMPORT.format("from ..table import Table"))
     edges, _, typing_only = _imports(modules)
     assert _facade_imports_below_operation(edges) == []
-    assert _cycles(_tolerated(edges, typing_only), sorted(modules)) == []
-    assert _cycles(edges, sorted(modules)) == [["paimon_ds.operation.scan", FACADE]]  # counted as an edge
+    assert typing_only == {"paimon_ds.operation.scan": {FACADE}}
+    assert _cycles(edges, sorted(modules)) == [["paimon_ds.operation.scan", FACADE]]
+
+
+def test_checker_finds_a_typing_only_loop(tmp_path: Path, monkeypatch):
+    # the checker itself: two modules that name each other's classes only under `TYPE_CHECKING` (no import at run
+    # time either way) are a circle, and test_no_import_cycle fails on them; one side at run time is no circle
+    modules = _synthetic_package(tmp_path, {
+        "__init__.py": "",
+        "operation/__init__.py": "",
+        "operation/scan.py": TYPING_IMPORT.format("from .read import TableRead"),
+        "operation/read.py": TYPING_IMPORT.format("from .scan import Split"),
+    })
+    edges, _, typing_only = _imports(modules)
+    assert typing_only == {"paimon_ds.operation.scan": {"paimon_ds.operation.read"},
+                           "paimon_ds.operation.read": {"paimon_ds.operation.scan"}}
+    assert _cycles(edges, sorted(modules)) == [["paimon_ds.operation.read", "paimon_ds.operation.scan"]]
+    monkeypatch.setitem(globals(), "_modules", lambda: modules)
+    with pytest.raises(AssertionError, match="operation.read -> .'paimon_ds.operation.scan'."):
+        test_no_import_cycle()
+    (tmp_path / "paimon_ds" / "operation" / "read.py").write_text("from .split import Split\n")
+    test_no_import_cycle()
 
 
 def test_no_private_name_crosses_a_module():

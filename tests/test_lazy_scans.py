@@ -18,6 +18,7 @@ import pytest
 
 from paimon_ds import MissingDependencyError, NotExpressibleError, Table, col, lazy, write_arrow
 from paimon_ds.operation.compact import compact_in_process
+from paimon_ds.operation.read import TableRead
 from paimon_ds.schema_change import AddColumn, DropColumn, RenameColumn, commit_changes
 
 D1, D2 = dt.date(2024, 1, 1), dt.date(2024, 1, 2)
@@ -60,12 +61,12 @@ def arrow_rows(table: Table, columns=None, filter=None, *keys: str) -> list[dict
 def read_columns(monkeypatch) -> list[list[str]]:
     """The columns every TableRead of the test was asked to decode."""
     asked: list[list[str]] = []
-    original = Table.new_read
+    original = TableRead.__init__
 
-    def new_read(self, read_schema=None, *args, **kwargs):
-        asked.append(list(read_schema.names) if read_schema is not None else self.arrow_schema().names)
-        return original(self, read_schema, *args, **kwargs)
-    monkeypatch.setattr(Table, "new_read", new_read)
+    def init(self, table, read_schema=None, *args, **kwargs):
+        asked.append(list(read_schema.names) if read_schema is not None else table.arrow_schema().names)
+        original(self, table, read_schema, *args, **kwargs)
+    monkeypatch.setattr(TableRead, "__init__", init)
     return asked
 
 

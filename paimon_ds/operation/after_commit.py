@@ -29,14 +29,14 @@ from .partition_expire import expire_partitions
 from .snapshot_expiry import expire
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 log = logging.getLogger(__name__)
 
-MaintenanceStep = Callable[["Table", Snapshot], None]
+MaintenanceStep = Callable[["FileStore", Snapshot], None]
 
 
-def expire_after_commit(table: Table, snapshot: Snapshot) -> None:
+def expire_after_commit(table: FileStore, snapshot: Snapshot) -> None:
     """Snapshot expiry, then changelog expiry when the changelog outlives the snapshots, with the table's
     `snapshot.*` and `changelog.*` options (Paimon's expire runnable of AbstractFileStoreTable.newCommit); not
     for `write-only` tables, as in Paimon."""
@@ -59,7 +59,7 @@ _background: ThreadPoolExecutor | None = None
 _background_lock = threading.Lock()
 
 
-def maintain(table: Table, snapshot: Snapshot) -> None:
+def maintain(table: FileStore, snapshot: Snapshot) -> None:
     """Run every maintenance step after ``snapshot`` was committed to ``table``, now or (async mode) in the
     background thread; failures are logged, not raised."""
     if table.options.get("snapshot.expire.execution-mode") == "async":
@@ -82,7 +82,7 @@ def _executor() -> ThreadPoolExecutor:
         return _background
 
 
-def _run_steps(table: Table, snapshot: Snapshot) -> None:
+def _run_steps(table: FileStore, snapshot: Snapshot) -> None:
     for name, step in STEPS:
         try:
             step(table, snapshot)

@@ -39,7 +39,7 @@ from ..tag_period import TagPeriod
 from .maintenance import delete_tag
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ _progress: dict[tuple, tuple[frozenset[tuple[str, int]], _Progress]] = {}
 _lock = threading.Lock()
 
 
-def automatic_tags(table: Table, snapshot: Snapshot) -> None:
+def automatic_tags(table: FileStore, snapshot: Snapshot) -> None:
     """The maintenance step: Paimon's TagAutoManager after ``snapshot`` was committed to ``table``."""
     opts = table.options
     if opts.get("write-only"):
@@ -74,14 +74,14 @@ def automatic_tags(table: Table, snapshot: Snapshot) -> None:
         create_batch_tag(table)
 
 
-def _write_tag(table: Table, snapshot: Snapshot, name: str) -> bool:
+def _write_tag(table: FileStore, snapshot: Snapshot, name: str) -> bool:
     sm = table.snapshot_manager
     table.io.mkdirs(sm.tag_dir)
     return table.io.try_create(sm.tag_path(name),
                                tag_json(snapshot, table.options.get("tag.default-time-retained")).encode())
 
 
-def remove_tag(table: Table, name: str) -> None:
+def remove_tag(table: FileStore, name: str) -> None:
     """TagManager.deleteTag: a tag whose snapshot still exists loses its file only; otherwise the files only it
     still used go with it."""
     sm = table.snapshot_manager
@@ -96,7 +96,7 @@ def remove_tag(table: Table, name: str) -> None:
 
 
 # ----------------------------------------------------------------- process-time and watermark tags
-def _tag_time(table: Table, snapshot: Snapshot) -> dt.datetime | None:
+def _tag_time(table: FileStore, snapshot: Snapshot) -> dt.datetime | None:
     """TagTimeExtractor: the snapshot's commit time or watermark as a wall time."""
     opts = table.options
     if opts.get("tag.automatic-creation") == "process-time":
@@ -107,7 +107,7 @@ def _tag_time(table: Table, snapshot: Snapshot) -> dt.datetime | None:
     return wall_time(snapshot.watermark, zone_of(opts.get("sink.watermark-time-zone")))
 
 
-def _auto_tags(table: Table, period: TagPeriod) -> dict[str, int]:
+def _auto_tags(table: FileStore, period: TagPeriod) -> dict[str, int]:
     """The automatic tags (by the period's names) and their snapshot ids."""
     sm = table.snapshot_manager
     out = {}
@@ -134,7 +134,7 @@ def _by_snapshot(tags: dict[str, int]) -> list[tuple[int, list[str]]]:
     return sorted(grouped.items())
 
 
-def create_period_tags(table: Table) -> None:
+def create_period_tags(table: FileStore) -> None:
     """TagAutoCreation.run over the snapshots not looked at yet."""
     opts = table.options
     check_supported(opts, TAG, table.path)
@@ -174,7 +174,7 @@ def create_period_tags(table: Table) -> None:
         _progress[settings] = (frozenset(_auto_tags(table, period).items()), progress)
 
 
-def _tag_snapshot(table: Table, snapshot: Snapshot, period: TagPeriod, delay: dt.timedelta,
+def _tag_snapshot(table: FileStore, snapshot: Snapshot, period: TagPeriod, delay: dt.timedelta,
                   progress: _Progress) -> None:
     """TagAutoCreation.tryToCreateTags."""
     time = _tag_time(table, snapshot)
@@ -201,7 +201,7 @@ def _tag_snapshot(table: Table, snapshot: Snapshot, period: TagPeriod, delay: dt
 
 
 # ----------------------------------------------------------------- batch tags
-def create_batch_tag(table: Table) -> None:
+def create_batch_tag(table: FileStore) -> None:
     """Paimon 1.x's TagBatchCreation.createTag: tag the latest snapshot, then keep at most tag.num-retained-max
     tags."""
     opts = table.options
@@ -246,7 +246,7 @@ def create_batch_tag(table: Table) -> None:
         count -= len(doomed)
 
 
-def _modified(table: Table, name: str) -> float:
+def _modified(table: FileStore, name: str) -> float:
     try:
         return table.io.fs.modified(table.snapshot_manager.tag_path(name)).timestamp()
     except (FileNotFoundError, OSError, NotImplementedError):
@@ -254,7 +254,7 @@ def _modified(table: Table, name: str) -> float:
 
 
 # ----------------------------------------------------------------- time expiry
-def expire_tags_by_time(table: Table, now: dt.datetime | None = None) -> list[str]:
+def expire_tags_by_time(table: FileStore, now: dt.datetime | None = None) -> list[str]:
     """TagTimeExpire: delete the tags whose creation time plus retention is before now (local wall time)."""
     sm = table.snapshot_manager
     now = now or dt.datetime.now()

@@ -19,12 +19,14 @@ import pyarrow.compute as pc
 from ..format.partition import PartitionFilter
 from ..index.cross_partition import needs_global_index
 from ..options import OptionError
+from ..schema_checks import check_writable
 from ..snapshot import Snapshot
 from ..types import SchemaError, conform_array
-from .write import CLOSE_WORKERS, BucketRestore
+from .compact import new_commit
+from .write import CLOSE_WORKERS, BucketRestore, TableWrite
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 
 def input_batches(data: Any) -> tuple[pa.Schema | None, Iterator[pa.RecordBatch]]:
@@ -155,7 +157,7 @@ def _cast(column: pa.Array, field: pa.Field) -> pa.Array:
                           f"{field.type} ({e})") from None
 
 
-def partition_constants(table: Table, partition: Mapping[str, Any]) -> dict[str, pa.Scalar]:
+def partition_constants(table: FileStore, partition: Mapping[str, Any]) -> dict[str, pa.Scalar]:
     """A static partition spec's values as scalars of their columns' types (OptionError naming a bad key or value)."""
     if not table.partition_keys:
         raise OptionError(f"Paimon table {table.path} is not partitioned: overwrite(partition=...) does not apply")
@@ -174,7 +176,7 @@ def partition_constants(table: Table, partition: Mapping[str, Any]) -> dict[str,
     return out
 
 
-def write_batches(table: Table, batches: Iterable[pa.RecordBatch], overwrite: bool = False,
+def write_batches(table: FileStore, batches: Iterable[pa.RecordBatch], overwrite: bool = False,
                   partition: Mapping[str, Any] | None = None) -> Snapshot | None:
     """Write ``batches`` (already in the table's schema) and commit them as one snapshot; the new snapshot, or None
     when an append wrote nothing. ``overwrite``: replace the whole table, or with the `dynamic-partition-overwrite`
@@ -186,7 +188,7 @@ def write_batches(table: Table, batches: Iterable[pa.RecordBatch], overwrite: bo
                           "their "
                           "partition from a global key index that only paimon_ds.write (Spark) builds. Nothing was "
                           "written")
-    table.check_writable()
+    check_writable(table.path, table.table_schema, table.options)
     partition_filter = None
     if partition is not None:
         overwrite = True
@@ -197,7 +199,7 @@ def write_batches(table: Table, batches: Iterable[pa.RecordBatch], overwrite: bo
     # guard against another writer adding to the same buckets since (as the Spark driver does)
     restore = BucketRestore.from_table(table) if table.table_schema.primary_keys else None
     # a large row group may become one file per core, encoded in parallel (io/data_files.AppendFileWriter)
-    table_write = table.new_write(restore=restore, overwrite=overwrite, parallel_files=CLOSE_WORKERS)
+    table_write = TableWrite(table, restore=restore, overwrite=overwrite, parallel_files=CLOSE_WORKERS)
     try:
         for batch in batches:
             table_write.write_arrow(batch)
@@ -205,7 +207,7 @@ def write_batches(table: Table, batches: Iterable[pa.RecordBatch], overwrite: bo
     except BaseException:
         table_write.abort()
         raise
-    commit = table.new_commit()
+    commit = new_commit(table)
     try:
         if partition_filter is not None:
             return commit.overwrite(messages, partitions=partition_filter)

@@ -21,35 +21,36 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from ..mergetree.compact import CompactionOptions
+from .incremental import new_scan
 from .read import TableRead
 from .scan import TableScan, batch_skips_level0
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 ROW_KIND = "rowkind"  # AuditLogTable.ROW_KIND
 
 
-def audit_log_schema(table: Table) -> pa.Schema:
+def audit_log_schema(table: FileStore) -> pa.Schema:
     return TableRead(table, row_kind_column=ROW_KIND).output_schema.set(0, pa.field(ROW_KIND, pa.string()))
 
 
-def read_optimized_schema(table: Table) -> pa.Schema:
+def read_optimized_schema(table: FileStore) -> pa.Schema:
     return TableRead(table).output_schema
 
 
-def audit_log(table: Table) -> pa.Table:
+def audit_log(table: FileStore) -> pa.Table:
     """Every row of the table with its row kind first (`rowkind`, a nullable string as Paimon declares it)."""
     table.check_readable()
     read = TableRead(table, row_kind_column=ROW_KIND)
     # delta=True: merged, retractions kept (forceKeepDelete)
-    batches = [b for split in table.new_scan().plan() for b in read.read(split, delta=True)]
+    batches = [b for split in new_scan(table).plan() for b in read.read(split, delta=True)]
     schema = audit_log_schema(table)
     return pa.Table.from_batches([pa.RecordBatch.from_arrays(b.columns, schema=schema) for b in batches],
                                  schema=schema)
 
 
-def read_optimized(table: Table) -> pa.Table:
+def read_optimized(table: FileStore) -> pa.Table:
     """The rows of the table's compacted files only (primary-key tables: the top level)."""
     table.check_readable()
     if table.table_schema.primary_keys and not batch_skips_level0(table):
@@ -61,12 +62,12 @@ def read_optimized(table: Table) -> pa.Table:
     return pa.Table.from_batches([b for split in scan.plan() for b in read.read(split)], schema=read.output_schema)
 
 
-def binlog_schema(table: Table) -> pa.Schema:
+def binlog_schema(table: FileStore) -> pa.Schema:
     audit = audit_log_schema(table)
     return pa.schema([audit.field(0)] + [pa.field(f.name, pa.list_(f.with_nullable(True))) for f in audit][1:])
 
 
-def binlog(table: Table) -> pa.Table:
+def binlog(table: FileStore) -> pa.Table:
     """`$binlog`: audit_log with every column's value wrapped in a one-element array."""
     audit = audit_log(table)
     schema = binlog_schema(table)
@@ -77,12 +78,12 @@ def binlog(table: Table) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-def data_system_table_schema(table: Table, name: str) -> pa.Schema:
+def data_system_table_schema(table: FileStore, name: str) -> pa.Schema:
     """The columns of `$audit_log`, `$binlog` or `$ro` (``name``) of ``table``: the table's own, with audit_log's
     and binlog's rowkind first (binlog's columns as arrays)."""
     return {"audit_log": audit_log_schema, "binlog": binlog_schema, "ro": read_optimized_schema}[name](table)
 
 
-def data_system_table(table: Table, name: str) -> pa.Table:
+def data_system_table(table: FileStore, name: str) -> pa.Table:
     """`$audit_log`, `$binlog` or `$ro` (``name``) of ``table``."""
     return {"audit_log": audit_log, "binlog": binlog, "ro": read_optimized}[name](table)

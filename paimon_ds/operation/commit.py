@@ -30,11 +30,12 @@ from ..row_tracking import assign_row_tracking, data_evolution_enabled, row_trac
 from ..snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from .index_commit import IndexCommit, deletion_vector_changes, hashes_added
 from .messages import CommitConflict, CommitMessage, OverwriteScope, overwritten
+from .scan import TableScan
 
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 
 # compacts the given (partition, bucket)s of a table (fully, if the flag says so) and commits them as the given
@@ -48,7 +49,7 @@ BucketCompactor = Callable[[set[tuple[bytes, int]], bool, str, int], Snapshot | 
 AfterCommit = Callable[[Snapshot], None]
 
 
-def commits_due_full_compaction(table: Table) -> bool:
+def commits_due_full_compaction(table: FileStore) -> bool:
     """Whether the table's latest commit is one after which its buckets compact fully (every
     full_compaction_interval-th commit; COMPACT snapshots do not count)."""
     every = full_compaction_interval(table.options)
@@ -59,7 +60,7 @@ def commits_due_full_compaction(table: Table) -> bool:
 
 
 class TableCommit:
-    def __init__(self, table: Table, commit_user: str | None = None,
+    def __init__(self, table: FileStore, commit_user: str | None = None,
                  compact_buckets: BucketCompactor | None = None, after_commit: AfterCommit | None = None,
                  streaming: bool = False) -> None:
         self.table = table
@@ -200,7 +201,7 @@ class TableCommit:
         if not file_names:
             return self.commit(messages, identifier)
         latest = self.table.snapshot_manager.latest()
-        live = {e.file.file_name: e for e in (self.table.new_scan().read_entries(latest) if latest else ())}
+        live = {e.file.file_name: e for e in (TableScan(self.table).read_entries(latest) if latest else ())}
         missing = [n for n in file_names if n not in live]
         if missing:
             self.abort(messages)
@@ -225,7 +226,7 @@ class TableCommit:
         as Paimon does: a COMPACT snapshot. Fails if another commit removed one of those files meanwhile
         (or replaced the vectors the messages extended)."""
         latest = self.table.snapshot_manager.latest()
-        live = {e.file.file_name for e in (self.table.new_scan().read_entries(latest) if latest else ())}
+        live = {e.file.file_name for e in (TableScan(self.table).read_entries(latest) if latest else ())}
         missing = [n for n in file_names if n not in live]
         if missing:
             raise CommitConflict(f"files {missing[:3]} were removed by another commit since the statement read "

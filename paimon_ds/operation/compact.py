@@ -29,14 +29,18 @@ from ..mergetree.merge import merge_engine
 from ..mergetree.writer import MergeTreeWriter
 from ..options import WRITE, OptionError, check_supported
 from ..row_tracking import data_evolution_enabled, row_tracking_enabled, system_fields
-from ..snapshot import BATCH_COMMIT_IDENTIFIER
+from ..schema_checks import check_writable
+from ..snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from .after_commit import maintain
+from .commit import BucketCompactor, TableCommit
 from .messages import CommitMessage
 from .postpone import PostponeTask, plan_postpone, run_postpone_compaction
+from .read import TableRead
 from .scan import Split, TableScan
 from .tracking_compact import TrackedFileWriter, in_row_id_order
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 
 class CompactionCancelled(Exception):
@@ -75,7 +79,7 @@ def pick_small_files(files: list[DataFileMeta], target_size: int, min_files: int
     return None
 
 
-def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int]] | None = None,
+def plan_compaction(table: FileStore, full: bool = False, only: set[tuple[bytes, int]] | None = None,
                     partitions: Callable[[bytes], bool] | None = None) -> list[BucketTask | PostponeTask]:
     """The buckets worth compacting (all with more than one run, or not yet at the top level, if full;
     append tables: enough small files); ``only``: just these (partition, bucket)s; ``partitions``: just
@@ -90,7 +94,8 @@ def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int
     entries = scan.read_entries(table.latest_snapshot())
     tasks: list[BucketTask | PostponeTask] = []
     if table.bucket == POSTPONE_BUCKET and table.table_schema.primary_keys and only is None:
-        table.check_writable()  # the postpone compaction writes what a write of this table may write
+        # the postpone compaction writes what a write of this table may write
+        check_writable(table.path, table.table_schema, table.options)
         tasks += plan_postpone(table, entries, scan.partition_dir, partitions)
         moved = {t.partition for t in tasks}
         entries = [e for e in entries if e.partition not in moved]
@@ -139,24 +144,24 @@ def plan_compaction(table: Table, full: bool = False, only: set[tuple[bytes, int
     return tasks
 
 
-def _bucket_task(table: Table, scan: TableScan, partition: bytes, bucket: int, total_buckets: int,
+def _bucket_task(table: FileStore, scan: TableScan, partition: bytes, bucket: int, total_buckets: int,
                  files: list[DataFileMeta]) -> BucketTask:
     return BucketTask(partition, bucket, total_buckets, f"{table.root}/{scan.bucket_dir(partition, bucket)}",
                       scan.partition_dir(partition), files)
 
 
-def run_append_compaction(table: Table, task: BucketTask) -> CommitMessage:
+def run_append_compaction(table: FileStore, task: BucketTask) -> CommitMessage:
     """Rewrite an append bucket's small files (the task's) into files of the target size. Row-tracking tables'
     rows keep their _ROW_ID and _SEQUENCE_NUMBER (tracking_compact.TrackedFileWriter), in row-id order."""
     tracked = row_tracking_enabled(table.options)
     if tracked:
         files = in_row_id_order(task.files)
         writer: AppendFileWriter | TrackedFileWriter = TrackedFileWriter(table.store, task.directory, DataFileNamer())
-        read = table.new_read(pa.schema([*table.arrow_schema(), *system_fields()]))
+        read = TableRead(table, pa.schema([*table.arrow_schema(), *system_fields()]))
     else:
         files = task.files
         writer = AppendFileWriter(table.store, task.directory, DataFileNamer())
-        read = table.new_read()
+        read = TableRead(table)
     # deletion-vector tables: the deleted rows are not rewritten, and the compacted files' vectors go
     dvs = DeletionVectorsMaintainer(table.store, task.partition, task.bucket, task.dv_index_files) \
         if task.dv_index_files else None
@@ -186,7 +191,7 @@ def run_append_compaction(table: Table, task: BucketTask) -> CommitMessage:
                          deleted_index_files=old_dvs)
 
 
-def run_compaction(table: Table, task: BucketTask, full: bool) -> CommitMessage:
+def run_compaction(table: FileStore, task: BucketTask, full: bool) -> CommitMessage:
     """Compact one bucket (the task's files) and describe the result."""
     if not table.table_schema.primary_keys:
         return run_append_compaction(table, task)
@@ -207,14 +212,28 @@ def run_compaction(table: Table, task: BucketTask, full: bool) -> CommitMessage:
                          deleted_index_files=old_dvs, compact_changelog=writer.take_compact_changelog())
 
 
-def run_task(table: Table, task: BucketTask | PostponeTask, full: bool) -> list[CommitMessage]:
+def run_task(table: FileStore, task: BucketTask | PostponeTask, full: bool) -> list[CommitMessage]:
     """A planned task's commit messages: a bucket's compaction, or a partition's postpone compaction."""
     if isinstance(task, PostponeTask):
         return run_postpone_compaction(table, task, full)
     return [run_compaction(table, task, full)]
 
 
-def compact_in_process(table: Table, buckets: set[tuple[bytes, int]] | None, full: bool = False,
+def new_commit(table: FileStore, commit_user: str | None = None, compact_buckets: BucketCompactor | None = None,
+               streaming: bool = False) -> TableCommit:
+    """A commit of ``table`` that compacts the buckets its writers did not (in this process, or with
+    ``compact_buckets``, a stream's own compaction) and runs the table's maintenance after each commit (expiry,
+    partition expiration, automatic tags). ``streaming``: a stream's commit, which also compacts unaware-bucket
+    append tables, as Paimon's Flink sink does. (Table.new_commit; it lives here, by the compaction it runs.)"""
+    if compact_buckets is None:
+        def compact_buckets(buckets: set[tuple[bytes, int]], full: bool, user: str, identifier: int
+                            ) -> Snapshot | None:
+            return compact_in_process(table, buckets, full, commit_user=user, identifier=identifier)
+    return TableCommit(table, commit_user, compact_buckets, lambda snapshot: maintain(table, snapshot),
+                       streaming=streaming)
+
+
+def compact_in_process(table: FileStore, buckets: set[tuple[bytes, int]] | None, full: bool = False,
                        commit_user: str | None = None, identifier: int | None = None,
                        progress: Callable[[int, int], None] | None = None,
                        partitions: Callable[[bytes], bool] | None = None,
@@ -230,7 +249,7 @@ def compact_in_process(table: Table, buckets: set[tuple[bytes, int]] | None, ful
     tasks = plan_compaction(fresh, full, only=buckets, partitions=partitions)
     if not tasks:
         return None
-    commit = fresh.new_commit(commit_user)
+    commit = new_commit(fresh, commit_user)
     messages: list[CommitMessage] = []
     try:
         for done, t in enumerate(tasks, 1):

@@ -9,14 +9,15 @@ import numpy as np
 from ..deletionvectors.index_file import dv_index_files
 from ..deletionvectors.maintainer import DeletionVectorsMaintainer
 from ..index.paths import index_file_path
+from .compact import new_commit
 from .messages import CommitConflict, CommitMessage
 from .scan import TableScan
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 
-def append_deletions(table: Table, snapshot, deleted: dict[str, np.ndarray], commit_user: str | None = None):
+def append_deletions(table: FileStore, snapshot, deleted: dict[str, np.ndarray], commit_user: str | None = None):
     """DELETE on an append table with deletion vectors (as Paimon's Spark DELETE with
     AppendDeletionFileMaintainer): ``deleted`` maps data files of ``snapshot`` to the row positions that
     go; per (partition, bucket) the vectors are merged into the bucket's and written as one index file
@@ -40,7 +41,7 @@ def append_deletions(table: Table, snapshot, deleted: dict[str, np.ndarray], com
             e = by_name[names[0]]
             messages.append(CommitMessage(partition, bucket, e.total_buckets, [], scan.partition_dir(partition),
                                           new_index_files=new, deleted_index_files=old))
-        commit = table.new_commit(commit_user)
+        commit = new_commit(table, commit_user)
         return commit.commit_deletion_vectors(messages, list(deleted))
     except BaseException:
         for msg in messages:

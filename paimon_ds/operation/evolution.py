@@ -44,8 +44,8 @@ from ..schema import TableSchema
 from ..types import DataField, conform_array, to_arrow_type
 
 if TYPE_CHECKING:
-    from ..table import Table
-    from .scan import Split
+    from ..store import FileStore
+    from .split import Split
 
 BATCH_ROWS = 65536
 _KINDS_INSERT = "+I"
@@ -137,7 +137,7 @@ def group_stats(group: Sequence[DataFileMeta], current: TableSchema, file_schema
 
 
 # ------------------------------------------------------------------------------------------- reading
-def needs_tracking_read(table: Table, system_columns: Sequence[str], predicate: Predicate | None) -> bool:
+def needs_tracking_read(table: FileStore, system_columns: Sequence[str], predicate: Predicate | None) -> bool:
     """Whether a read of ``table`` goes through RowTrackingRead (else plain files are read as they are)."""
     if not row_tracking_enabled(table.options):
         return False
@@ -151,7 +151,7 @@ class RowTrackingRead:
     ``data_fields``: the table columns to return; ``output``: the batches' schema (the data columns, the
     system columns asked for and, if ``row_kind_column``, a leading kind column, all by name)."""
 
-    def __init__(self, table: Table, data_fields: Sequence[DataField], output: pa.Schema,
+    def __init__(self, table: FileStore, data_fields: Sequence[DataField], output: pa.Schema,
                  predicate: Predicate | None = None, row_kind_column: str | None = None) -> None:
         self.table = table
         self.output = output

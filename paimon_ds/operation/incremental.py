@@ -33,6 +33,8 @@ from .scan import Split, TableScan
 
 if TYPE_CHECKING:
     from ..options import Options
+    from ..predicate import Predicate
+    from ..store import FileStore
 
 SCAN_MODE = "incremental-between-scan-mode"
 SCAN_MODES = ("auto", "delta", "changelog", "diff")
@@ -44,10 +46,17 @@ def is_incremental(options: Options) -> bool:
 
 
 class IncrementalScan(TableScan):
-    """A TableScan whose plan() is the incremental read its table's options name (Table.new_scan makes it)."""
+    """A TableScan whose plan() is the incremental read its table's options name (new_scan makes it)."""
 
     def plan(self) -> list[Split]:
         return plan_incremental(self)
+
+
+def new_scan(table: FileStore, predicate: Predicate | None = None, parallelism: int | None = None) -> TableScan:
+    """The table's batch scan: of a snapshot, or (`incremental-between...` options) of the changes between two."""
+    if is_incremental(table.options):
+        return IncrementalScan(table, predicate, parallelism=parallelism)
+    return TableScan(table, predicate, parallelism=parallelism)
 
 
 def changed_rows(before: pa.Table, after: pa.Table, keys: list[str]) -> pa.Table:

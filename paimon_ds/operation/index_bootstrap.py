@@ -38,7 +38,7 @@ from .scan import Split, TableScan, all_levels
 if TYPE_CHECKING:
     from ..manifest.meta import DataFileMeta
     from ..schema import TableSchema
-    from ..table import Table
+    from ..store import FileStore
 
 BOOTSTRAP_READ_ROWS = 1 << 17
 
@@ -110,7 +110,7 @@ def _created_millis(f: DataFileMeta) -> float | None:
 class IndexBootstrap:
     """The (key, partition, bucket) of every live row of the table's latest snapshot (IndexBootstrap.java)."""
 
-    def __init__(self, table: Table, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, table: FileStore, clock: Callable[[], float] = time.time) -> None:
         self.table = table
         schema = table.table_schema
         self.schema = schema
@@ -215,7 +215,7 @@ class GlobalIndexAssigner(CrossPartitionAssigner):
     ``end_bootstrap()``), then ``process`` each batch of rows of this assigner's keys, then ``close()``.
     """
 
-    def __init__(self, table: Table, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, table: FileStore, *args: Any, **kwargs: Any) -> None:
         super().__init__(table.store, *args, **kwargs)
         self.facade = table  # the bootstrap scans the table; the assigner itself works on the store
 

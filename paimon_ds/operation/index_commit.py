@@ -31,7 +31,7 @@ from ..snapshot import Snapshot
 from .messages import CommitConflict, CommitMessage, OverwriteScope, overwritten
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ class IndexCommit:
     """The index side of one TableCommit: hash index files written across its attempts, and each attempt's
     index manifest."""
 
-    def __init__(self, table: Table, manifest: IndexManifestFile) -> None:
+    def __init__(self, table: FileStore, manifest: IndexManifestFile) -> None:
         self.table = table
         self.manifest = manifest
         # hash index files this commit wrote, by (partition, bucket, file they extend): reused by a retry that

@@ -23,12 +23,12 @@ from .snapshot_expiry import ExpireResult
 from .staged_files import STAGING_PREFIX
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 __all__ = ["ExpireResult", "create_tag", "delete_tag", "expire_snapshots", "remove_orphan_files", "rollback"]
 
 
-def _delete_unreferenced(table: Table, drop: References) -> list[str]:
+def _delete_unreferenced(table: FileStore, drop: References) -> list[str]:
     """Delete the files ``drop`` names that no snapshot, tag or changelog still uses; returns them (table-relative,
     external data files by their full location)."""
     keep = still_referenced(table)
@@ -38,7 +38,7 @@ def _delete_unreferenced(table: Table, drop: References) -> list[str]:
     return deleted
 
 
-def expire_snapshots(table: Table, retain_min: int | None = None, retain_max: int | None = None,
+def expire_snapshots(table: FileStore, retain_min: int | None = None, retain_max: int | None = None,
                      time_retained_ms: int | None = None, now_ms: int | None = None,
                      max_deletes: int | None = None) -> ExpireResult:
     """Paimon's expiry (operation.snapshot_expiry: the same as after each commit): the oldest snapshots beyond
@@ -52,7 +52,7 @@ def expire_snapshots(table: Table, retain_min: int | None = None, retain_max: in
     return snapshot_expiry.expire(table, retention, now_ms)
 
 
-def create_tag(table: Table, name: str, snapshot_id: int | None = None) -> Snapshot:
+def create_tag(table: FileStore, name: str, snapshot_id: int | None = None) -> Snapshot:
     """Tag a snapshot (the latest by default): `tag/tag-<name>` holds a copy of it, as in Paimon, with the table's
     `tag.default-time-retained` (its creation time and retention, after which a commit deletes it). A table whose
     options ask Paimon's tag creation for more (callbacks, success files) is refused before anything is written."""
@@ -70,7 +70,7 @@ def create_tag(table: Table, name: str, snapshot_id: int | None = None) -> Snaps
     return snapshot
 
 
-def delete_tag(table: Table, name: str) -> list[str]:
+def delete_tag(table: FileStore, name: str) -> list[str]:
     """Remove a tag, and the files only it still referenced (its snapshot expired since); returns them."""
     sm = table.snapshot_manager
     tagged = sm.tag(name)  # raises SnapshotNotFound naming the tag
@@ -81,7 +81,7 @@ def delete_tag(table: Table, name: str) -> list[str]:
     return _delete_unreferenced(table, drop)
 
 
-def rollback(table: Table, snapshot_id: int | None = None, tag: str | None = None) -> Snapshot:
+def rollback(table: FileStore, snapshot_id: int | None = None, tag: str | None = None) -> Snapshot:
     """Make a snapshot (or a tag's snapshot) the latest again: newer snapshots and the files only they
     used are deleted. A tag whose snapshot has expired is restored from the tag's copy."""
     sm = table.snapshot_manager
@@ -125,7 +125,7 @@ DEFAULT_ORPHAN_MARGIN_MS = 86_400_000  # Paimon's remove_orphan_files default: o
 _TEMP_FILE = re.compile(r"\.(?:[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.tmp$")
 
 
-def remove_orphan_files(table: Table, older_than_ms: int = DEFAULT_ORPHAN_MARGIN_MS,
+def remove_orphan_files(table: FileStore, older_than_ms: int = DEFAULT_ORPHAN_MARGIN_MS,
                         now_ms: int | None = None, dry_run: bool = False) -> list[str]:
     """Delete data and manifest files no snapshot or tag references and older than the margin (files
     of writes still in flight are unreferenced too, until they commit: keep the margin above the
@@ -166,7 +166,7 @@ def remove_orphan_files(table: Table, older_than_ms: int = DEFAULT_ORPHAN_MARGIN
     return sorted(found)
 
 
-def _remove_empty_staging_dirs(table: Table, names: set[str]) -> None:
+def _remove_empty_staging_dirs(table: FileStore, names: set[str]) -> None:
     """The staging directories whose files went, and their subdirectories, where now empty (deepest first)."""
     root = table.root.rstrip("/")
     for name in names:
@@ -181,7 +181,7 @@ def _remove_empty_staging_dirs(table: Table, names: set[str]) -> None:
         table.io.delete_empty_dir(top)
 
 
-def _external_orphans(table: Table, used: References, before_ms: int) -> list[str]:
+def _external_orphans(table: FileStore, used: References, before_ms: int) -> list[str]:
     """Unreferenced files older than ``before_ms`` in the bucket directories (`k=v/.../bucket-N/`) of every
     root of `data-file.external-paths`, as Paimon's orphan clean lists them; by full location. Only the
     table's layout is looked at: a root may hold other tables' files or anything else beside them."""
@@ -214,7 +214,7 @@ def _external_orphans(table: Table, used: References, before_ms: int) -> list[st
     return found
 
 
-def _mtime_ms(table: Table, path: str, info: dict, fs: Any = None) -> int:
+def _mtime_ms(table: FileStore, path: str, info: dict, fs: Any = None) -> int:
     value = info.get("mtime", info.get("LastModified"))
     if value is None:
         value = (fs or table.io.fs).modified(path)

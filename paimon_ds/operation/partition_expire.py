@@ -43,7 +43,7 @@ from ..types import DataType
 from .commit import TableCommit
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ _lock = threading.Lock()
 _EPOCH_DATE = dt.date(1970, 1, 1)
 
 
-def expire_partitions(table: Table, snapshot: Snapshot,
+def expire_partitions(table: FileStore, snapshot: Snapshot,
                       now: dt.datetime | None = None) -> list[dict[str, str]] | None:
     """The maintenance step: drop the partitions of ``table`` that expired, after ``snapshot`` was committed.
     Returns the expired partitions ({column: value as Paimon prints it}), or None when it did not check."""
@@ -76,7 +76,7 @@ def expire_partitions(table: Table, snapshot: Snapshot,
     return expired
 
 
-def _expire(table: Table, snapshot: Snapshot, expire_before: dt.datetime) -> list[dict[str, str]]:
+def _expire(table: FileStore, snapshot: Snapshot, expire_before: dt.datetime) -> list[dict[str, str]]:
     opts = table.options
     keys = table.partition_keys
     types = [f.type for f in table.table_schema.partition_fields]
@@ -115,7 +115,7 @@ def _expire(table: Table, snapshot: Snapshot, expire_before: dt.datetime) -> lis
     return expired
 
 
-def partition_entries(table: Table) -> dict[bytes, int]:
+def partition_entries(table: FileStore) -> dict[bytes, int]:
     """Paimon's readPartitionEntries of the latest snapshot: each partition that has files, with the creation
     time (epoch millis, the stored wall time read in the system's zone) of the newest file its manifests list
     (added or deleted: Paimon merges both kinds)."""

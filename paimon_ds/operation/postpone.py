@@ -37,14 +37,14 @@ from ..mergetree.writer import MergeTreeWriter
 from .messages import CommitMessage
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 
 class PostponeError(ValueError):
     """A postpone-bucket table whose files disagree on a partition's number of buckets."""
 
 
-def known_bucket_counts(table: Table, entries: Iterable[ManifestEntry]) -> dict[bytes, int]:
+def known_bucket_counts(table: FileStore, entries: Iterable[ManifestEntry]) -> dict[bytes, int]:
     """Each partition's number of real buckets, from its real-bucket files (PostponeUtils.getKnownNumBuckets)."""
     known: dict[bytes, int] = {}
     for e in entries:
@@ -57,7 +57,7 @@ def known_bucket_counts(table: Table, entries: Iterable[ManifestEntry]) -> dict[
     return known
 
 
-def bucket_count(table: Table, partition: bytes, known: dict[bytes, int], postpone_rows: int) -> int:
+def bucket_count(table: FileStore, partition: bytes, known: dict[bytes, int], postpone_rows: int) -> int:
     """The buckets a compaction gives a partition (PostponeUtils.determineBucketNum)."""
     if partition in known:
         return known[partition]
@@ -91,7 +91,7 @@ def read_order(files: list[DataFileMeta]) -> list[DataFileMeta]:
     return [f for g in groups for f in g]
 
 
-def plan_postpone(table: Table, entries: Iterable[ManifestEntry], partition_path,
+def plan_postpone(table: FileStore, entries: Iterable[ManifestEntry], partition_path,
                   partitions=None) -> list[PostponeTask]:
     """A task for every partition with postpone files (``partitions``: only those it accepts)."""
     entries = list(entries)
@@ -113,7 +113,7 @@ def plan_postpone(table: Table, entries: Iterable[ManifestEntry], partition_path
     return tasks
 
 
-def _postpone_rows(table: Table, task: PostponeTask) -> Iterator[pa.Table]:
+def _postpone_rows(table: FileStore, task: PostponeTask) -> Iterator[pa.Table]:
     directory = f"{table.root}/{bucket_path(task.partition_path, POSTPONE_BUCKET)}"
     for f in task.files:
         yield from read_kv_file(table.store, f.external_path or f"{directory}/{f.file_name}", f.schema_id,
@@ -130,7 +130,7 @@ def _bound_memory(writers: Iterable[MergeTreeWriter], limit: int) -> None:
         largest.flush_memory()
 
 
-def run_postpone_compaction(table: Table, task: PostponeTask, full: bool = False) -> list[CommitMessage]:
+def run_postpone_compaction(table: FileStore, task: PostponeTask, full: bool = False) -> list[CommitMessage]:
     """Move one partition's postpone rows into its buckets and compact them; the commit messages (compaction
     only: the postpone files before, the new and compacted files after)."""
     engine = merge_engine(table.table_schema, table.options)

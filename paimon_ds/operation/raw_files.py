@@ -29,7 +29,7 @@ from .scan import Split
 
 if TYPE_CHECKING:
     from ..manifest.meta import DataFileMeta
-    from ..table import Table
+    from ..store import FileStore
 
 # Paimon types whose parquet / ORC columns a columnar reader (Spark's) returns with the values the Python
 # reader gives. Excluded: CHAR (padding), BINARY(n), TIME, TIMESTAMP(7..9) (INT96 / nanoseconds), nested types, VARIANT.
@@ -57,7 +57,7 @@ def native_type(t: DataType) -> bool:
     return t.root not in ("TIMESTAMP", "TIMESTAMP_LTZ") or t.precision <= 6
 
 
-def raw_readable_table(table: Table) -> str | None:
+def raw_readable_table(table: FileStore) -> str | None:
     """Why no file of ``table`` can be read raw (None: its files may be)."""
     if row_tracking_enabled(table.options):
         return "row tracking (row ids, data evolution) is computed by the Python reader"
@@ -67,7 +67,7 @@ def raw_readable_table(table: Table) -> str | None:
     return None
 
 
-def split_raw_files(table: Table, splits: list[Split], added_columns: bool = False
+def split_raw_files(table: FileStore, splits: list[Split], added_columns: bool = False
                     ) -> tuple[list[RawFile], list[Split]]:
     """The files of ``splits`` a columnar reader may read, and the splits (whole or in part) left for the
     Python reader. ``added_columns``: also files written before columns were added (or dropped), for a reader

@@ -27,16 +27,16 @@ from ..mergetree.files import read_kv_file
 from ..mergetree.kv import KIND
 from ..mergetree.merge import has_float_keys, in_key_order, merge_engine, merge_sorted_runs
 from ..options import OptionError
-from ..predicate import Predicate
+from ..predicate import Predicate, rename_fields
 from ..row_tracking import SYSTEM_COLUMNS, columns_requested, row_tracking_enabled, system_fields
+from ..store import fallback_column_names
 from ..types import conform_array
 from .evolution import RowTrackingRead, needs_tracking_read
-from .fallback import read_fallback
 from .incremental import changed_rows
 from .scan import Split
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 BATCH_ROWS = 65536
 # Row kind names by Paimon's byte value (+I 0, -U 1, +U 2, -D 3), as `$audit_log` shows them.
@@ -44,7 +44,7 @@ KIND_NAMES = pa.array(["+I", "-U", "+U", "-D"], pa.string())
 
 
 class TableRead:
-    def __init__(self, table: Table, read_schema: pa.Schema | None = None,
+    def __init__(self, table: FileStore, read_schema: pa.Schema | None = None,
                  predicate: Predicate | None = None, row_kind_column: str | None = None,
                  file_column: str | None = None, position_column: str | None = None) -> None:
         """``row_kind_column``: also give each row's kind (+I, -U, +U, -D) in a leading string column of
@@ -93,7 +93,7 @@ class TableRead:
         """The rows of a split: the merged table contents, or (``delta``) the changes one commit made,
         or (``changelog``) the records of changelog files, each in its row kind."""
         if split.branch is not None and split.branch != self.table.branch:
-            yield from read_fallback(self, split, delta, changelog)
+            yield from self._read_fallback(split, delta, changelog)
             return
         if split.before_files is not None and self.table.table_schema.primary_keys:
             yield from self._read_diff(split)
@@ -111,6 +111,21 @@ class TableRead:
                 yield from self._read_positions(split, f)
                 continue
             yield from self._read_append_file(split, f)
+
+    def _read_fallback(self, split: Split, delta: bool, changelog: bool) -> Iterator[pa.RecordBatch]:
+        """A fallback split's rows, read with the fallback branch's store, in this read's output schema."""
+        other = self.table.fallback_store()
+        if other is None or other.branch != split.branch:
+            raise ValueError(f"a split of branch {split.branch!r} cannot be read through branch "
+                             f"{self.table.branch!r} of {self.table.path}")
+        names = fallback_column_names(self.table, other)
+        schema = pa.schema([f.with_name(names.get(f.name, f.name)) for f in self.data_schema])
+        other_read = TableRead(other, schema, rename_fields(self.predicate, names), self.row_kind_column,
+                               self.file_column, self.position_column)
+        target = self.output_schema
+        for batch in other_read.read(split, delta, changelog):
+            arrays = [c if c.type == f.type else c.cast(f.type) for c, f in zip(batch.columns, target)]
+            yield pa.RecordBatch.from_arrays(arrays, schema=target)
 
     def _read_diff(self, split: Split) -> Iterator[pa.RecordBatch]:
         """An incremental diff split of a primary-key bucket: the keys whose merged value the files only the end
@@ -318,7 +333,7 @@ def _same_type(a, b) -> bool:
     return a is not None and b is not None and a.copy(True) == b.copy(True)
 
 
-def _deleted_positions(table: Table, split: Split, file_name: str) -> np.ndarray | None:
+def _deleted_positions(table: FileStore, split: Split, file_name: str) -> np.ndarray | None:
     """The deleted row positions of a data file of ``split`` (None: it has no deletion vector)."""
     dv = split.deletion_files.get(file_name) if split.deletion_files else None
     if dv is None:

@@ -19,17 +19,17 @@ from ..snapshot import Snapshot, SnapshotNotFound
 from .scan import TableScan
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 log = logging.getLogger(__name__)
 
 
-def tag_snapshots(table: Table) -> list[Snapshot]:
+def tag_snapshots(table: FileStore) -> list[Snapshot]:
     sm = table.snapshot_manager
     return [sm.tag(name) for name in sm.tag_names()]
 
 
-def changelog_snapshots(table: Table) -> list[Snapshot]:
+def changelog_snapshots(table: FileStore) -> list[Snapshot]:
     sm = table.snapshot_manager
     out = []
     for cid in sm.changelog_ids():
@@ -62,7 +62,7 @@ class References:
     """Data files (relative to the table; external ones by their full location) and metadata files (names under
     `manifest/`) a set of snapshots uses."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: FileStore) -> None:
         self.table = table
         self.scan = TableScan(table)
         self.data: set[str] = set()
@@ -125,7 +125,7 @@ class References:
                 if e.kind in (FileKind.ADD, FileKind.DELETE):
                     self.add_data_file(e)
 
-    def add_table(self, table: Table) -> None:
+    def add_table(self, table: FileStore) -> None:
         """Every snapshot, tag and changelog of ``table``'s branch."""
         # a damaged old snapshot is skipped with a warning (what it alone references cannot be known: it cannot
         # be read either); a damaged latest one raises, so that its files are never taken for orphans
@@ -135,7 +135,7 @@ class References:
             self.add_snapshot(snapshot)
 
 
-def branch_tables(table: Table) -> list[Table]:
+def branch_tables(table: FileStore) -> list[FileStore]:
     """``table`` and each other branch of it (main too), opened; raises, before anything is deleted, if one
     cannot be read: it might use any file (Paimon's orphan clean aborts on such a branch too)."""
     out = [table]
@@ -150,7 +150,7 @@ def branch_tables(table: Table) -> list[Table]:
     return out
 
 
-def other_branches_references(table: Table) -> References | None:
+def other_branches_references(table: FileStore) -> References | None:
     """What the other branches of the table (main too, from a branch) use; None if it has no other branch.
     Raises BranchError if one cannot be read."""
     others = branch_tables(table)[1:]
@@ -162,7 +162,7 @@ def other_branches_references(table: Table) -> References | None:
     return refs
 
 
-def still_referenced(table: Table) -> References:
+def still_referenced(table: FileStore) -> References:
     """Everything the snapshots, tags and changelogs of every branch of the table use now (Paimon's orphan clean
     walks them all)."""
     keep = References(table)

@@ -44,13 +44,17 @@ from ..index.cross_partition import needs_global_index
 from ..options import OptionError
 from ..predicate import Leaf, Predicate, and_all
 from ..row_tracking import refuse_row_level_change
+from ..schema_checks import check_writable
 from ..snapshot import Snapshot
 from .batch_write import check_input_schema, conform_batch, input_batches
+from .compact import new_commit
 from .delete_rows import append_deletions
-from .write import BucketRestore
+from .read import TableRead
+from .scan import TableScan
+from .write import BucketRestore, TableWrite
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 KIND_COLUMN = "__paimon_ds_row_kind"
 FILE_COLUMN = "__paimon_ds_file"
@@ -104,7 +108,7 @@ class RowLevelResult:
 
 
 # ------------------------------------------------------------------ checks shared with the Spark path
-def check_engine(table: Table, operation: str) -> None:
+def check_engine(table: FileStore, operation: str) -> None:
     """Which merge engines can take row-level changes, as in Paimon."""
     refuse_row_level_change(table.store, operation)  # copy-on-write would renumber the rows a file keeps
     if not table.table_schema.primary_keys:
@@ -127,7 +131,7 @@ def check_engine(table: Table, operation: str) -> None:
                         "partial-update.remove-record-on-delete=true)")
 
 
-def check_clauses(table: Table, matched: Sequence, not_matched: Sequence, by_source: Sequence) -> None:
+def check_clauses(table: FileStore, matched: Sequence, not_matched: Sequence, by_source: Sequence) -> None:
     if not (matched or not_matched or by_source):
         raise RowLevelError("MERGE needs at least one WHEN clause")
     for clause in [*matched, *by_source]:
@@ -238,7 +242,7 @@ def _matched_mask(left: pa.Table, left_keys: Sequence[str], right: pa.Table, rig
 
 
 # ------------------------------------------------------------------ reading and writing
-def current(table: Table) -> tuple[Table, Snapshot | None]:
+def current(table: FileStore) -> tuple[FileStore, Snapshot | None]:
     """The table as stored now (its latest schema, no time travel) and its latest snapshot: the statement's."""
     options = {k: v for k, v in table.dynamic_options.items()
                if k not in ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis")}
@@ -246,28 +250,28 @@ def current(table: Table) -> tuple[Table, Snapshot | None]:
     return fresh, fresh.snapshot_manager.latest()
 
 
-def _splits(table: Table, snapshot: Snapshot, predicate: Predicate | None):
+def _splits(table: FileStore, snapshot: Snapshot, predicate: Predicate | None):
     # the table's own branch only: a scan.fallback-branch's rows are not the table's to change (as in Paimon)
-    return table.new_scan(predicate).plan_snapshot(snapshot)
+    return TableScan(table, predicate).plan_snapshot(snapshot)
 
 
-def _read(table: Table, snapshot: Snapshot | None, predicate: Predicate | None = None,
+def _read(table: FileStore, snapshot: Snapshot | None, predicate: Predicate | None = None,
           file_column: bool = False, position_column: bool = False,
           columns: Sequence[str] | None = None) -> pa.Table:
     """The table's rows at ``snapshot`` (those ``predicate`` may keep; the caller filters exactly)."""
     schema = table.arrow_schema() if columns is None else pa.schema([table.arrow_schema().field(c) for c in columns])
     # positions count every row of a file, and a copy-on-write keeps every row of the files it rewrites: there
     # the predicate only prunes files
-    read = table.new_read(schema, None if position_column or file_column else predicate,
-                          file_column=FILE_COLUMN if file_column else None,
-                          position_column=POSITION_COLUMN if position_column else None)
+    read = TableRead(table, schema, None if position_column or file_column else predicate,
+                     file_column=FILE_COLUMN if file_column else None,
+                     position_column=POSITION_COLUMN if position_column else None)
     if snapshot is None:
         return read.output_schema.empty_table()
     batches = [b for s in _splits(table, snapshot, predicate) for b in read.read(s)]
     return pa.Table.from_batches(batches, schema=read.output_schema)
 
 
-def write_changes(table: Table, batches: Iterable[pa.RecordBatch], row_kinds: bool,
+def write_changes(table: FileStore, batches: Iterable[pa.RecordBatch], row_kinds: bool,
                   replace: Sequence[str] | None = None) -> Snapshot | None:
     """Write rows (with a leading kind column when ``row_kinds``) and commit them in one snapshot; ``replace``:
     the data files the rows replace (copy-on-write; read lazily, after the rows: the rewrite fills it), committed
@@ -277,9 +281,9 @@ def write_changes(table: Table, batches: Iterable[pa.RecordBatch], row_kinds: bo
                           f"{list(table.table_schema.primary_keys)} lacks a partition key, bucket=-1): its rows get "
                           "their partition from a global key index that only the Spark path (paimon_ds.delete / "
                           "update / merge) builds. Nothing was written")
-    table.check_writable()
+    check_writable(table.path, table.table_schema, table.options)
     restore = BucketRestore.from_table(table) if table.table_schema.primary_keys else None
-    table_write = table.new_write(restore=restore, row_kind_column=KIND_COLUMN if row_kinds else None)
+    table_write = TableWrite(table, restore=restore, row_kind_column=KIND_COLUMN if row_kinds else None)
     written = 0
     try:
         for batch in batches:
@@ -290,7 +294,7 @@ def write_changes(table: Table, batches: Iterable[pa.RecordBatch], row_kinds: bo
     except BaseException:
         table_write.abort()
         raise
-    commit = table.new_commit()
+    commit = new_commit(table)
     if written == 0 and not replace:
         commit.abort(messages)
         return None
@@ -308,11 +312,11 @@ def _with_kind(rows: pa.Table, kind: str | pa.Array) -> pa.Table:
     return rows.add_column(0, KIND_COLUMN, kinds)
 
 
-def _rewrite(table: Table, snapshot: Snapshot, predicate: Predicate | None,
+def _rewrite(table: FileStore, snapshot: Snapshot, predicate: Predicate | None,
              change: Callable[[pa.Table], pa.Table | None], touched: list[str]) -> Iterator[pa.RecordBatch]:
     """Copy-on-write, one data file at a time: ``change`` gives a file's rows as they are to be (None: the file
     keeps them all unchanged); the files changed are added to ``touched``."""
-    read = table.new_read(table.arrow_schema())
+    read = TableRead(table, table.arrow_schema())
     for split in _splits(table, snapshot, predicate):
         for f in split.files:
             rows = pa.Table.from_batches(list(read.read(dataclasses.replace(split, files=[f]))),
@@ -324,7 +328,7 @@ def _rewrite(table: Table, snapshot: Snapshot, predicate: Predicate | None,
             yield from new.to_batches()
 
 
-def _bind(table: Table, filter: Any, what: str) -> tuple[pc.Expression | None, Predicate | None]:
+def _bind(table: FileStore, filter: Any, what: str) -> tuple[pc.Expression | None, Predicate | None]:
     if filter is None:
         return None, None
     try:
@@ -335,7 +339,7 @@ def _bind(table: Table, filter: Any, what: str) -> tuple[pc.Expression | None, P
 
 
 # ------------------------------------------------------------------ DELETE
-def delete(table: Table, filter: Any = None) -> Snapshot | None:
+def delete(table: FileStore, filter: Any = None) -> Snapshot | None:
     """DELETE the rows ``filter`` keeps (None: every row). The new snapshot, or None if no row matched."""
     table, snapshot = current(table)
     check_engine(table, "DELETE")
@@ -367,7 +371,7 @@ def delete(table: Table, filter: Any = None) -> Snapshot | None:
 
 
 # ------------------------------------------------------------------ UPDATE
-def _assignments(table: Table, values: Mapping[str, Any], schema: pa.Schema, what: str) -> dict[str, pc.Expression]:
+def _assignments(table: FileStore, values: Mapping[str, Any], schema: pa.Schema, what: str) -> dict[str, pc.Expression]:
     """Assignments (table column -> value) as Arrow expressions over ``schema``, checked."""
     names = table.table_schema.field_names
     if not isinstance(values, Mapping):
@@ -390,7 +394,7 @@ def _assigned(rows: pa.Table, exprs: Mapping[str, pc.Expression], target: pa.Sch
     return pa.Table.from_batches([conform_batch(b, target) for b in out.to_batches()], schema=target)
 
 
-def check_update(table: Table, columns: Iterable[str]) -> None:
+def check_update(table: FileStore, columns: Iterable[str]) -> None:
     """What an UPDATE may set, on every path (Spark's and the core's): some column, never a primary key."""
     check_engine(table, "UPDATE")
     columns = list(columns)
@@ -402,7 +406,7 @@ def check_update(table: Table, columns: Iterable[str]) -> None:
                             "and insert the new one")
 
 
-def update(table: Table, values: Mapping[str, Any], filter: Any = None) -> Snapshot | None:
+def update(table: FileStore, values: Mapping[str, Any], filter: Any = None) -> Snapshot | None:
     """UPDATE the table SET ``values`` (column -> value over the old row) WHERE ``filter`` (None: every row)."""
     table, snapshot = current(table)
     check_update(table, values)
@@ -432,7 +436,7 @@ def update(table: Table, values: Mapping[str, Any], filter: Any = None) -> Snaps
 
 
 # ------------------------------------------------------------------ OVERWRITE WHERE
-def overwrite_where(table: Table, data: Any, filter: Any) -> Snapshot | None:
+def overwrite_where(table: FileStore, data: Any, filter: Any) -> Snapshot | None:
     """Replace the rows ``filter`` keeps with ``data`` in one commit (deltalake's predicate overwrite); every
     data row must satisfy the filter (else RowLevelError, nothing written)."""
     table, snapshot = current(table)
@@ -491,7 +495,7 @@ def _key_prune(rows: pa.Table, keys: Sequence[str]) -> Predicate | None:
     return and_all(leaves)
 
 
-def upsert(table: Table, data: Any, on: str | Sequence[str] | None = None) -> RowLevelResult:
+def upsert(table: FileStore, data: Any, on: str | Sequence[str] | None = None) -> RowLevelResult:
     """Rows of ``data`` whose ``on`` columns match a row of the table replace it; the others are inserted.
     Primary-key tables match by the key (``on`` defaults to it and must name it); append tables by ``on``."""
     table, snapshot = current(table)
@@ -586,7 +590,7 @@ def _combined(target: pa.Table | None, source: pa.Table | None, target_schema: p
     return pa.table(columns, names=names)
 
 
-def merge(table: Table, source: Any, on: Any, when_matched: Sequence = (), when_not_matched: Sequence = (),
+def merge(table: FileStore, source: Any, on: Any, when_matched: Sequence = (), when_not_matched: Sequence = (),
           when_not_matched_by_source: Sequence = (), target_alias: str = "t", source_alias: str = "s",
           ) -> RowLevelResult:
     """MERGE INTO the table (as ``target_alias``) USING ``source`` (as ``source_alias``) ON ``on``, with SQL's
@@ -606,7 +610,7 @@ def merge(table: Table, source: Any, on: Any, when_matched: Sequence = (), when_
                   target_alias, source_alias)
 
 
-def _merge(table: Table, snapshot: Snapshot | None, source: pa.Table, on: Any, when_matched: Sequence,
+def _merge(table: FileStore, snapshot: Snapshot | None, source: pa.Table, on: Any, when_matched: Sequence,
            when_not_matched: Sequence, by_source: Sequence, target_alias: str, source_alias: str,
            ) -> RowLevelResult:
     pk = bool(table.table_schema.primary_keys)
@@ -745,7 +749,7 @@ class MergeBuilder:
     Conditions (``predicate``) are filters over `t.col` / `s.col` (the aliases given); values are a column
     (`"s.v"`, `col("s.v")`), a literal, or a pyarrow.compute.Expression over the qualified names."""
 
-    def __init__(self, table: Table, source: Any, on: Any, source_alias: str = "s", target_alias: str = "t",
+    def __init__(self, table: FileStore, source: Any, on: Any, source_alias: str = "s", target_alias: str = "t",
                  clauses: Iterable[Update | Delete | Insert] = ()) -> None:
         self.table, self.source, self.on = table, source, on
         self.source_alias, self.target_alias = source_alias, target_alias

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from functools import lru_cache
 from struct import error as struct_error
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..deletionvectors.index_file import DeletionFile, deletion_files
 from ..format.binary_row import deserialize_row
@@ -18,15 +17,13 @@ from ..index.manifest import DELETION_VECTORS_INDEX, IndexManifestFile
 from ..manifest.files import ManifestFile, ManifestList
 from ..manifest.meta import DataFileMeta, ManifestEntry, ManifestFileMeta, SimpleStats, live_entries
 from ..options import OptionError
-from ..predicate import Predicate, and_all, split_and, test_values
+from ..predicate import Predicate, and_all, rename_fields, split_and, test_values
 from ..row_tracking import ROW_ID, data_evolution_enabled, row_tracking_enabled
 from ..schema import TableSchema
-from ..snapshot import Snapshot
+from ..snapshot import Snapshot, SnapshotNotFound
+from ..store import FileStore, fallback_column_names
 from .evolution import file_fields, group_stats, pack_groups, row_id_groups
-from .fallback import fallback_splits
-
-if TYPE_CHECKING:
-    from ..table import Table
+from .split import Split
 
 # Which LSM levels a scan reads (Paimon's `withLevelFilter`).
 LevelFilter = Callable[[int], bool]
@@ -41,7 +38,7 @@ def above_level0(level: int) -> bool:
     return level > 0
 
 
-def batch_skips_level0(table: Table) -> bool:
+def batch_skips_level0(table: FileStore) -> bool:
     """Paimon's CoreOptions.batchScanSkipLevel0 for primary-key tables: a batch read does not show level 0
     of a deletion-vector table (unless `deletion-vectors.merge-on-read`, Paimon 2.0) or of a first-row table.
     Their writers fold level 0 up (lookup compaction), which marks replaced rows in deletion vectors or keeps
@@ -53,48 +50,8 @@ def batch_skips_level0(table: Table) -> bool:
     return table.options.get("merge-engine") == "first-row"
 
 
-@dataclass
-class Split:
-    """Files of one (partition, bucket) that one reader task reads."""
-
-    partition: bytes
-    bucket: int
-    directory: str  # absolute directory of the bucket
-    files: list[DataFileMeta] = field(default_factory=list)
-    snapshot_id: int | None = None
-    # deletion-vector tables: data file name -> its deletion vector (Paimon's DataSplit.deletionFiles)
-    deletion_files: dict[str, DeletionFile] | None = None
-    branch: str | None = None  # set when the split is of the table's scan.fallback-branch (operation/fallback.py)
-    # incremental diff reads (operation/incremental.py): the bucket's files only the starting snapshot holds, whose
-    # merged rows the read compares with those of `files`; None for every other read
-    before_files: list[DataFileMeta] | None = None
-
-    @property
-    def row_count(self) -> int:
-        return sum(f.row_count for f in self.files)
-
-    def file_path(self, f: DataFileMeta) -> str:
-        return f.external_path or f"{self.directory}/{f.file_name}"
-
-    def __repr__(self) -> str:
-        # the partition as its directory names it (`dt=2024-01-01/hr=1`): the split holds no partition types to
-        # decode the BinaryRow with, and the directory is what a user finds on disk; the row's arity (its first
-        # 4 bytes, big-endian) says how many directories above bucket-N are the partition's
-        arity = int.from_bytes(self.partition[:4], "big") if len(self.partition) >= 4 else 0
-        partition = self.directory.rstrip("/").split("/")[-1 - arity:-1] if arity else []
-        fields = ([f"partition={'/'.join(partition)}"] if partition else []) + [
-            f"bucket={self.bucket}", f"files={len(self.files)}", f"rows={self.row_count}"]
-        if self.deletion_files:
-            fields.append(f"deletion_vectors={len(self.deletion_files)}")
-        if self.snapshot_id is not None:
-            fields.append(f"snapshot={self.snapshot_id}")
-        if self.branch is not None:
-            fields.append(f"branch={self.branch}")
-        return f"Split({', '.join(fields)})"
-
-
 class TableScan:
-    def __init__(self, table: Table, predicate: Predicate | None = None,
+    def __init__(self, table: FileStore, predicate: Predicate | None = None,
                  level_filter: LevelFilter | None = None, parallelism: int | None = None,
                  postpone: bool = False) -> None:
         """``level_filter``: the levels plan() reads (None: what Paimon's batch scan reads, see
@@ -271,8 +228,30 @@ class TableScan:
         """A batch read's splits: plan_snapshot(None), and with `scan.fallback-branch` the partitions the
         table's branch lacks from that branch (plan_snapshot alone reads one branch, as streams and jobs do)."""
         splits = self.plan_snapshot(None)
-        if self.table.fallback_table() is not None:
-            splits += fallback_splits(self)
+        if self.table.fallback_store() is not None:
+            splits += self._fallback_splits()
+        return splits
+
+    def _fallback_splits(self) -> list[Split]:
+        """The fallback branch's splits of the partitions the scanned branch lacks (FileStore.fallback_store)."""
+        table = self.table
+        other = table.fallback_store()
+        if other is None:
+            return []
+        try:
+            if other.snapshot_to_read() is None:
+                return []
+        except SnapshotNotFound:
+            if "scan.timestamp-millis" not in other.dynamic_options:
+                raise
+            return []  # the fallback branch had no snapshot yet at that time
+        # the partitions this branch has, by the partition filter only (Paimon's partition listing scan)
+        own = {e.partition for e in TableScan(table, self.partition_predicate).read_entries(self.snapshot)}
+        names = fallback_column_names(table, other)
+        splits = [s for s in TableScan(other, rename_fields(self.predicate, names)).plan_snapshot(None)
+                  if s.partition not in own]
+        for s in splits:
+            s.branch = other.branch
         return splits
 
     def plan_snapshot(self, snapshot: Snapshot | None) -> list[Split]:

@@ -43,7 +43,7 @@ from .references import DataPaths, References, other_branches_references, tag_sn
 from .scan import TableScan
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 log = logging.getLogger(__name__)
 
@@ -57,14 +57,14 @@ class ExpireResult:
     expired_changelogs: list[int] = field(default_factory=list)  # ids of changelog/changelog-<id> that went
 
 
-def consumer_protected_from(table: Table) -> int | None:
+def consumer_protected_from(table: FileStore) -> int | None:
     """The first snapshot a consumer of the table still needs (Paimon's ConsumerManager.minNextSnapshot): snapshot
     and changelog expiry keep it and every later one (every expiry passes here: after each commit, the procedure,
     the CLI, SQL CALL). None: no consumer."""
     return protected_from(table.store)
 
 
-def expire(table: Table, retention: Retention | None = None, now_ms: int | None = None) -> ExpireResult:
+def expire(table: FileStore, retention: Retention | None = None, now_ms: int | None = None) -> ExpireResult:
     """Expire ``table``'s snapshots, then, when its changelog is decoupled, its changelogs: what Paimon's committer
     runs after each commit (AbstractFileStoreTable.newCommit's expire runnable), and what expire_snapshots runs.
     ``retention``: the table's (Retention.from_options) unless given."""
@@ -82,7 +82,7 @@ def expire(table: Table, retention: Retention | None = None, now_ms: int | None 
 
 
 # ------------------------------------------------------------------------------------------- snapshots
-def expire_snapshots(table: Table, retention: Retention, now_ms: int, protected_from: int | None = None
+def expire_snapshots(table: FileStore, retention: Retention, now_ms: int, protected_from: int | None = None
                      ) -> ExpireResult:
     """Paimon 0.9's ExpireSnapshotsImpl.expire: the range to expire, then expire_snapshots_until."""
     sm = table.snapshot_manager
@@ -116,7 +116,7 @@ def _time_of(sm: SnapshotManager, sid: int, default: int) -> int:
         return default - 1
 
 
-def expire_snapshots_until(table: Table, retention: Retention, earliest: int, end: int,
+def expire_snapshots_until(table: FileStore, retention: Retention, earliest: int, end: int,
                            existing: set[int] | None = None) -> ExpireResult:
     """Expire the snapshots from ``earliest`` to ``end`` (exclusive), as ExpireSnapshotsImpl.expireUntil."""
     sm = table.snapshot_manager
@@ -196,7 +196,7 @@ def expire_snapshots_until(table: Table, retention: Retention, earliest: int, en
     return result
 
 
-def _keep_changelog(table: Table, sid: int) -> None:
+def _keep_changelog(table: FileStore, sid: int) -> None:
     """Write `changelog/changelog-<id>`: the snapshot's JSON as it is (Paimon re-serializes the same fields),
     then the changelog LATEST hint. A changelog already there (an expiry that stopped half-way) stays."""
     sm = table.snapshot_manager
@@ -220,7 +220,7 @@ def _previous(tags: list[Snapshot], sid: int) -> int:
 
 
 # ------------------------------------------------------------------------------------------- changelogs
-def expire_changelogs(table: Table, retention: Retention, now_ms: int, protected_from: int | None = None
+def expire_changelogs(table: FileStore, retention: Retention, now_ms: int, protected_from: int | None = None
                       ) -> ExpireResult:
     """Paimon 0.9's ExpireChangelogImpl.expire: the changelogs left by expired snapshots, by the `changelog.*`
     retention counted from the latest snapshot; the latest changelog always stays."""
@@ -243,7 +243,7 @@ def expire_changelogs(table: Table, retention: Retention, now_ms: int, protected
     return expire_changelogs_until(table, earliest_changelog, end)
 
 
-def expire_changelogs_until(table: Table, earliest: int, end: int) -> ExpireResult:
+def expire_changelogs_until(table: FileStore, earliest: int, end: int) -> ExpireResult:
     """Remove the changelogs from ``earliest`` to ``end`` (exclusive) and the files only they kept, as
     ExpireChangelogImpl.expireUntil; then the changelog EARLIEST hint."""
     sm = table.snapshot_manager
@@ -299,7 +299,7 @@ class FileDeletion:
     """What one expiry run deletes (Paimon's FileDeletionBase), gathered before anything is deleted; run()
     deletes it, minus what other branches use, and then the directories it emptied."""
 
-    def __init__(self, table: Table, keep: References | None) -> None:
+    def __init__(self, table: FileStore, keep: References | None) -> None:
         self.table = table
         self.io = table.io
         self.scan = TableScan(table)

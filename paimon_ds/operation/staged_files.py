@@ -28,13 +28,13 @@ from ..types import conform_array
 from .messages import CommitMessage
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 STAGING_PREFIX = "_paimon_ds-staging-"
 _NESTED = ("ARRAY", "MAP", "MULTISET", "ROW", "VARIANT")
 
 
-def staging_dir(table: Table, job_prefix: str) -> str:
+def staging_dir(table: FileStore, job_prefix: str) -> str:
     return f"{table.root}/{STAGING_PREFIX}{job_prefix}"
 
 
@@ -44,7 +44,7 @@ class StagedFile:
     bucket: int  # its bucket (0 for unaware-bucket tables, whose messages say bucket 0 as Paimon's do)
 
 
-def adopt_staged_files(table: Table, staged: Sequence[StagedFile], job_prefix: str) -> list[CommitMessage]:
+def adopt_staged_files(table: FileStore, staged: Sequence[StagedFile], job_prefix: str) -> list[CommitMessage]:
     """Move ``staged`` into the table as data files (not yet committed); one CommitMessage per (partition, bucket).
     A failure moves nothing further and deletes the files already moved (the staged ones are the caller's)."""
     schema = table.table_schema

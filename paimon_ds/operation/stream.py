@@ -44,7 +44,7 @@ from .incremental import is_incremental
 from .scan import LevelFilter, Split, TableScan, above_level0, all_levels
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 SCAN_MODES = ("default", "latest-full", "full", "latest", "from-snapshot", "from-snapshot-full", "from-timestamp")
 # An unchanged consumer record is rewritten at most this often: Java rewrites it at every checkpoint, which keeps
@@ -100,7 +100,7 @@ class StreamLimit:
 
 
 class StreamScan:
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: FileStore) -> None:
         table.check_readable()
         self.table = table
         self.sm = table.snapshot_manager

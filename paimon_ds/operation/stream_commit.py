@@ -36,12 +36,12 @@ from ..mergetree.changelog import lookup_compaction
 from ..mergetree.compact import CompactionOptions, sorted_runs
 from ..row_tracking import data_evolution_enabled
 from ..snapshot import Snapshot, SnapshotNotFound
-from .compact import CompactionCancelled, compact_in_process
+from .compact import CompactionCancelled, compact_in_process, new_commit
 from .messages import CommitConflict, CommitMessage
 from .scan import TableScan
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ def background_compaction(table_path: str, commit_user: str) -> BackgroundCompac
         return _background[key]
 
 
-def latest_committed_identifier(table: Table, commit_user: str) -> int | None:
+def latest_committed_identifier(table: FileStore, commit_user: str) -> int | None:
     """The newest commitIdentifier ``commit_user`` has committed (Paimon scans snapshots newest first)."""
     sm = table.snapshot_manager
     latest, earliest = sm.latest_id(), sm.earliest_id()
@@ -110,7 +110,7 @@ class StreamCommit:
     """``background``: compact beside the stream, or inline after each batch's commit (default: the
     `paimon_ds.background-compaction` option, true)."""
 
-    def __init__(self, table: Table, commit_user: str, background: bool | None = None) -> None:
+    def __init__(self, table: FileStore, commit_user: str, background: bool | None = None) -> None:
         self.table = table
         self.commit_user = commit_user
         if background is None:
@@ -131,7 +131,7 @@ class StreamCommit:
             # compact before its commit (that pair is taken: the next batch compacts what is left)
             return None if compacted_first else self._compact(buckets, full, identifier)
 
-        commit = self.table.new_commit(self.commit_user, compact_after, streaming=True)
+        commit = new_commit(self.table, self.commit_user, compact_after, streaming=True)
         if self.is_committed(identifier):
             log.info("batch %s of %s is already committed by %s: dropping the replay's files",
                      identifier, self.table.path, self.commit_user)

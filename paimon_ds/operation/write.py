@@ -50,7 +50,7 @@ from .postpone import known_bucket_counts
 from .scan import TableScan
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..store import FileStore
 
 # threads that close an append write's (partition, bucket) writers, each encoding its own file
 CLOSE_WORKERS = max(1, min(8, os.cpu_count() or 1))
@@ -78,7 +78,7 @@ class BucketRestore:
     total_buckets: dict[bytes, int] = field(default_factory=dict)
 
     @staticmethod
-    def from_table(table: Table, with_files: bool = False, snapshot_id: int | None = None) -> BucketRestore:
+    def from_table(table: FileStore, with_files: bool = False, snapshot_id: int | None = None) -> BucketRestore:
         """At the latest snapshot, or at ``snapshot_id`` (the one a write's bucket assigners read)."""
         if snapshot_id is not None:
             snapshot = table.snapshot_manager.snapshot(snapshot_id)
@@ -126,7 +126,7 @@ class TableWrite:
     replaces the partitions written, so the existing index is ignored (Paimon assigns and indexes afresh).
     """
 
-    def __init__(self, table: Table, commit_user: str | None = None, job_prefix: str | None = None,
+    def __init__(self, table: FileStore, commit_user: str | None = None, job_prefix: str | None = None,
                  restore: BucketRestore | None = None, task: int | None = None,
                  clustered: bool = False, row_kind_column: str | None = None, overwrite: bool = False,
                  independent: bool = False, parallel_files: int = 1) -> None:
