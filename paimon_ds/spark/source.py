@@ -16,7 +16,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from ..options import OptionError, parse_bool
+from ..options import OptionError, Options
 from ..row_tracking import with_row_tracking_columns
 from ..storage import is_storage_key, split_storage
 from ..table import Table
@@ -69,7 +69,7 @@ class PaimonDataSource(DataSource):
         # Paimon's Spark option: read the rows as `$audit_log` has them, a leading `rowkind` column (its SparkSource
         # reads an AuditLogTable then); paimon_ds's row-kind column, under Paimon's name unless one is given
         changelog = self.opts.pop(READ_CHANGELOG_OPTION, None)
-        if changelog is not None and _parse_bool(READ_CHANGELOG_OPTION, changelog):
+        if changelog is not None and Options({READ_CHANGELOG_OPTION: changelog}).get(READ_CHANGELOG_OPTION):
             self.opts.setdefault(ROW_KIND_COLUMN_OPTION, "rowkind")
 
     def _table(self) -> Table:
@@ -124,9 +124,3 @@ class PaimonDataSource(DataSource):
                                  self._storage(),
                                  {k: v for k, v in self.opts.items() if k in JOB_OPTIONS})
 
-
-def _parse_bool(key: str, value: str) -> bool:
-    try:
-        return parse_bool(value)
-    except ValueError as e:
-        raise OptionError(f"invalid value {value!r} for option {key!r}: {e}") from None

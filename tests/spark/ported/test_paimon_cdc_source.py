@@ -93,7 +93,8 @@ def test_streaming_read_changelog_as_audit_log_with_read_changelog(spark, wh, tm
     """The audit_log case's statements and rows, with `read.changelog` for the `$audit_log` table: a stream started
     on the empty table gets each INSERT's rows as +I."""
     sql(spark, LOOKUP_TABLE)
-    query, mem = _changelog_stream(spark, location(spark, wh, "T"), tmp_path / "ck")
+    path = location(spark, wh, "T")
+    query, mem = _changelog_stream(spark, path, tmp_path / "ck")
     try:
         spark.sql("INSERT INTO T VALUES (1, 'v_1')")
         query.processAllAvailable()
@@ -103,3 +104,7 @@ def test_streaming_read_changelog_as_audit_log_with_read_changelog(spark, wh, tm
         assert answer(spark, f"SELECT * FROM {mem}") == [("+I", 1, "v_1"), ("+I", 2, "v_2")]
     finally:
         query.stop()
+    # a batch read with the option has the same leading column (Paimon's SparkSource reads an AuditLogTable)
+    batch = spark.read.format("paimon").option("read.changelog", "true").load(path)
+    assert batch.columns == ["rowkind", "a", "b"]
+    assert rows_sorted(batch.collect()) == [("+I", 1, "v_1"), ("+I", 2, "v_2")]
