@@ -9,6 +9,8 @@ are ported with the same options given to the read (`.option(...)`), which is wh
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from paimon_ds import Table
@@ -89,10 +91,14 @@ def test_query_table_with_read_options(spark, wh):
         == [(1,)]
     assert [tuple(r) for r in spark.read.format("paimon").option("scan.snapshot-id", "1").table("T").collect()] \
         == [(1,)]
-    with pytest.raises(Exception, match="bucket"):
+    with pytest.raises(Exception, match="option bucket=1 differs from the table.s bucket -1"):
         spark.read.format("paimon").option("bucket", "1").load(path).collect()
-    with pytest.raises(Exception, match="bucket"):
+    with pytest.raises(Exception, match="option bucket=1 differs from the table.s bucket -1"):
         spark.read.format("paimon").option("bucket", "1").table("T").collect()
+    # PaimonSourceTest's `with error options`, on a batch read: the two start keys together are refused
+    with pytest.raises(Exception, match=re.escape("[scan.snapshot-id] must be null when you set")):
+        spark.read.format("paimon").options(**{"scan.snapshot-id": "1", "scan.timestamp-millis": "1"}) \
+            .load(path).collect()
 
 
 @pytest.mark.skip(reason=CONF_REASON.format(conf="spark.paimon.*.*.T.scan.snapshot-id"))
