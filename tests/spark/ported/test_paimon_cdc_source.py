@@ -78,7 +78,8 @@ def test_streaming_write_and_streaming_read_changelog(spark, wh, tmp_path):
 AUDIT_LOG_REASON = (
     "not routable: `readStream.table(\"`T$audit_log`\")` names Paimon's system table in Paimon's Spark catalog; "
     "paimon_ds serves `$audit_log` as a global temporary view of a batch DataFrame (global_temp.`db.T$audit_log`), "
-    "which Spark cannot read as a stream, and a Python data source cannot be a catalog's table with a `$` suffix. "
+    "which Spark refuses to stream (\"is not a temp view of streaming logical plan, please use batch API\"), and a "
+    "Python data source cannot be a catalog's table with a `$` suffix. "
     "What works instead: readStream.format(\"paimon\").option(\"read.changelog\", \"true\") (Paimon's own option, "
     "the same rows with the same `rowkind` column), shown by "
     "test_streaming_read_changelog_as_audit_log_with_read_changelog.")
