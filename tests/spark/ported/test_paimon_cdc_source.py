@@ -8,6 +8,10 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
+from paimon_ds.options import OptionError
+from paimon_ds.spark.options import ROW_KIND_COLUMN_OPTION
+from paimon_ds.spark.source import PaimonDataSource
+
 from ._sql import sql
 from ._stream import MemoryInput, answer, location, rows_sorted, to_memory
 
@@ -109,3 +113,15 @@ def test_streaming_read_changelog_as_audit_log_with_read_changelog(spark, wh, tm
     batch = spark.read.format("paimon").option("read.changelog", "true").load(path)
     assert batch.columns == ["rowkind", "a", "b"]
     assert rows_sorted(batch.collect()) == [("+I", 1, "v_1"), ("+I", 2, "v_2")]
+
+
+def test_read_changelog_option_values():
+    """`read.changelog` takes Paimon's booleans: true adds the `rowkind` column (unless paimon_ds.row-kind-column names
+    one), false nothing; another value is refused naming the option."""
+    assert PaimonDataSource({"path": "/t", "read.changelog": "true"}).opts == {
+        "path": "/t", ROW_KIND_COLUMN_OPTION: "rowkind"}
+    assert PaimonDataSource({"path": "/t", "read.changelog": "TRUE", ROW_KIND_COLUMN_OPTION: "op"}).opts == {
+        "path": "/t", ROW_KIND_COLUMN_OPTION: "op"}
+    assert PaimonDataSource({"path": "/t", "read.changelog": "false"}).opts == {"path": "/t"}
+    with pytest.raises(OptionError, match="invalid value 'yes' for option 'read.changelog'"):
+        PaimonDataSource({"path": "/t", "read.changelog": "yes"})
