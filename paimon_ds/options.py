@@ -669,6 +669,9 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "changelogs (default: the number of CPUs)."),
     Option("paimon_ds.row-kind-column", None, str, "Reads: add a leading string column of this name with each "
            "row's kind (+I, -U, +U, -D), as Paimon's `$audit_log` table.", table=False),
+    Option("read.changelog", False, parse_bool, "Reads (batch and streaming), Paimon's Spark option: the rows as "
+           "`$audit_log` has them, with a leading `rowkind` column (paimon_ds.row-kind-column = rowkind).",
+           table=False),
     Option("row-tracking.enabled", False, parse_bool, "Append tables with bucket=-1 (Paimon 1.x): every row gets a "
            "table-wide `_ROW_ID` and a `_SEQUENCE_NUMBER`, assigned by the commit and kept by compaction."),
     Option("row-tracking.partition-group-on-commit", True, parse_bool,

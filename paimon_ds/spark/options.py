@@ -23,6 +23,8 @@ SPARK_OPTIONS = {"path", "checkpointlocation", "queryname", "owner", "provider",
 # Options of the package's own jobs (row-level DELETE / UPDATE / MERGE, static partition overwrite):
 # not table options, and not for users.
 ROW_KIND_COLUMN_OPTION = "paimon_ds.row-kind-column"
+# Paimon's Spark connector option (SparkConnectorOptions.READ_CHANGELOG): reads as `$audit_log`, see source.py
+READ_CHANGELOG_OPTION = "read.changelog"
 FILE_COLUMN_OPTION = "paimon_ds.file-column"
 ONLY_FILES_OPTION = "paimon_ds.only-files"
 POSITION_COLUMN_OPTION = "paimon_ds.position-column"  # with the file column: each row's position in its file

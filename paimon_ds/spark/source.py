@@ -16,7 +16,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from ..options import OptionError
+from ..options import OptionError, Options
 from ..row_tracking import with_row_tracking_columns
 from ..storage import is_storage_key, split_storage
 from ..table import Table
@@ -27,6 +27,7 @@ from .options import (
     JOB_OPTIONS,
     ONLY_FILES_OPTION,
     POSITION_COLUMN_OPTION,
+    READ_CHANGELOG_OPTION,
     ROW_KIND_COLUMN_OPTION,
     SPARK_OPTIONS,
     check_s3_credentials,
@@ -69,6 +70,11 @@ class PaimonDataSource(DataSource):
         super().__init__(options)
         # Spark lower-cases option keys; Paimon's own keys are lower-case already.
         self.opts = {str(k).lower(): str(v) for k, v in options.items()}
+        # Paimon's Spark option: read the rows as `$audit_log` has them, a leading `rowkind` column (its SparkSource
+        # reads an AuditLogTable then); paimon_ds's row-kind column, under Paimon's name unless one is given
+        changelog = self.opts.pop(READ_CHANGELOG_OPTION, None)
+        if changelog is not None and Options({READ_CHANGELOG_OPTION: changelog}).get(READ_CHANGELOG_OPTION):
+            self.opts.setdefault(ROW_KIND_COLUMN_OPTION, "rowkind")
 
     def _table(self) -> Table:
         return Table.load(table_path(self.opts), self._job_options(), self._storage())
@@ -147,3 +153,4 @@ class PaimonDataSource(DataSource):
         return PaimonBatchWriter(table_path(self.opts), self._job_options(), schema, overwrite,
                                  self._storage(),
                                  {k: v for k, v in self.opts.items() if k in JOB_OPTIONS})
+

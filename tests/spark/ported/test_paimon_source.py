@@ -1,0 +1,276 @@
+"""Apache Paimon 1.4.1's `PaimonSourceTest` (paimon-spark-ut/src/test/scala/org/apache/paimon/spark/), ported: its
+statements, options and expected rows are the specification. Each case reads a table written as the suite's
+`prepareTableAndGetLocation` writes it (`(a INT, b STRING)`, primary key or bucket key `a`, 2 buckets, parquet; snapshot
+N adds rows 10N, 10N+1, 10N+2 through `df.write.format("paimon")`) with `spark.readStream.format("paimon")` into a
+memory sink, as the Scala suite does. Assertions on `PaimonSourceOffset` (Paimon's own offset class) are replaced by
+the rows and the number of non-empty micro-batches, which say the same thing."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from paimon_ds import Table
+from paimon_ds.operation.stream import StreamPosition, StreamScan
+
+from ._sql import sql
+from ._stream import answer, location, rows_sorted, to_memory
+
+NEW_40 = [(40, "v_40"), (41, "v_41"), (42, "v_42")]
+NEW_50 = [(50, "v_50"), (51, "v_51"), (52, "v_52")]
+
+
+class Prepared:
+    """Paimon's TableSnapshotState: the table's path, its rows, the rows of its latest snapshot, and the number of
+    splits a stream plans for each snapshot's changes."""
+
+    def __init__(self, spark, wh, snapshots: int, has_pk: bool, name: str = "T") -> None:
+        keys = "'primary-key'='a'," if has_pk else "'bucket-key'='a',"
+        sql(spark, f"DROP TABLE IF EXISTS {name}")
+        sql(spark, f"CREATE TABLE {name} (a INT, b STRING) TBLPROPERTIES ({keys} 'bucket'='2', "
+                   "'file.format'='parquet')")
+        self.location = location(spark, wh, name)
+        merged: dict[int, str] = {}
+        unmerged: list[tuple] = []
+        self.latest_changes: list[tuple] = []
+        for snapshot in range(1, snapshots + 1):
+            data = [(i, f"v_{i}") for i in range(10 * snapshot, 10 * snapshot + 3)]
+            for a, b in data:
+                merged[a] = b
+                unmerged.append((a, b))
+            self.latest_changes = data
+            # one task: Paimon's Spark writer shuffles rows by bucket (one writer, one file per bucket and commit), a
+            # distribution a Python data source cannot ask Spark for; two tasks writing one bucket would leave more
+            # sorted runs, and the compaction they trigger adds a COMPACT snapshot Paimon's suite does not expect
+            (spark.createDataFrame(data, "a INT, b STRING").coalesce(1)
+             .write.format("paimon").mode("append").save(self.location))
+        self.snapshot_data = sorted(merged.items()) if has_pk else sorted(unmerged)
+
+
+def stream(spark, path: str, checkpoint, trigger: dict | None = None, table: str | None = None, **options: str):
+    reader = spark.readStream.format("paimon").options(**options)
+    df = reader.table(table) if table else reader.load(path)
+    return to_memory(df, checkpoint, trigger)
+
+
+def insert(spark, rows: list[tuple], table: str = "T") -> None:
+    spark.sql(f"INSERT INTO {table} VALUES " + ", ".join(f"({a}, '{b}')" for a, b in rows))
+
+
+def non_empty_batches(query) -> int:
+    return sum(1 for p in query.recentProgress if p.numInputRows != 0)
+
+
+def test_equal_null_safe(spark, wh):
+    """Paimon Source: EQUAL_NULL_SAFE (a batch read)."""
+    Prepared(spark, wh, 0, has_pk=True)
+    spark.sql("INSERT INTO T VALUES (1, CAST(null as string)), (2, CAST(null as string))")
+    current = "SELECT * FROM T WHERE !(b <=> 'v_1')"
+    assert answer(spark, current) == [(1, None), (2, None)]
+    spark.sql("INSERT INTO T VALUES (3, 'v_1'), (4, CAST(null as string))")
+    assert answer(spark, current) == [(1, None), (2, None), (4, None)]
+    assert answer(spark, "SELECT * FROM T WHERE b <=> 'v_1'") == [(3, "v_1")]
+    assert answer(spark, "SELECT * FROM T WHERE b <=> null") == [(1, None), (2, None), (4, None)]
+
+
+# Paimon's cases that start queries on the table `Prepared(3, has_pk=True)` writes, then insert rows 40..42: per case,
+# its queries, each (options, rows after the first processAllAvailable, rows after the insert), where "table" is the
+# table's rows, "latest" the latest snapshot's changes, "+40" rows 40..42 added. The cases of one group share a table
+# (so the suite stays fast); `table` in the options reads through `readStream.table("T")` instead of `load(path)`.
+GROUPS = {
+    "defaults": {
+        "default scan mode": ({}, "table", "table+40"),
+        "default scan mode with table api": ({"table": "T"}, "table", "table+40"),
+        "default and from-snapshot scan mode with scan.snapshot-id (3)": (
+            {"scan.snapshot-id": "3"}, "latest", "latest+40"),
+        "default and from-snapshot scan mode with scan.snapshot-id (4)": ({"scan.snapshot-id": "4"}, "", "+40"),
+        "default and from-timestamp scan mode with scan.timestamp-millis (before)": (
+            {"scan.timestamp-millis": "before"}, "table", "table+40"),
+        "default and from-timestamp scan mode with scan.timestamp-millis (after)": (
+            {"scan.mode": "from-timestamp", "scan.timestamp-millis": "after"}, "", "+40"),
+    },
+    "modes": {
+        "latest and latest-full scan mode (latest-full)": ({"scan.mode": "latest-full"}, "table", "table+40"),
+        "latest and latest-full scan mode (latest)": ({"scan.mode": "latest"}, "latest", "latest+40"),
+        "from-snapshot and from-snapshot-full scan mode (full)": (
+            {"scan.mode": "from-snapshot-full", "scan.snapshot-id": "3"}, "table", "table+40"),
+        "from-snapshot and from-snapshot-full scan mode (from-snapshot)": (
+            {"scan.mode": "from-snapshot", "scan.snapshot-id": "3"}, "latest", "latest+40"),
+        # the 9 rows of the table's full scan in one batch (checked below)
+        "default scan mode + maxRowsPerTrigger read limit": (
+            {"read.stream.maxRowsPerTrigger": "10"}, "table", "table+40"),
+    },
+}
+
+
+@pytest.mark.parametrize("group", list(GROUPS))
+def test_start_positions(spark, wh, tmp_path, group):
+    before = str(int(time.time() * 1000))  # a timestamp before the table is created and written
+    t = Prepared(spark, wh, 3, has_pk=True)
+    time.sleep(0.002)
+    after = str(int(time.time() * 1000))  # one after it is written
+    rows = {"table": t.snapshot_data, "latest": t.latest_changes, "": []}
+    queries = {}
+    try:
+        for i, (case, (options, _, _)) in enumerate(GROUPS[group].items()):
+            opts = {k: {"before": before, "after": after}.get(v, v) for k, v in options.items() if k != "table"}
+            queries[case] = stream(spark, t.location, tmp_path / f"ck{i}", table=options.get("table"), **opts)
+            # one query at a time takes its first batch: starting Python workers side by side on a loaded machine
+            # times them out ("Python worker failed to connect back")
+            queries[case][0].processAllAvailable()
+        for stage, add in ((1, []), (2, NEW_40)):
+            got = {case: answer(spark, f"SELECT * FROM {mem}") for case, (_, mem) in queries.items()}
+            expected = {case: rows_sorted(rows[spec[stage].removesuffix("+40")] + (add if spec[stage].endswith("+40")
+                                                                                    else []))
+                        for case, spec in GROUPS[group].items()}
+            assert got == expected
+            if stage == 1:
+                if group == "modes":
+                    assert non_empty_batches(queries["default scan mode + maxRowsPerTrigger read limit"][0]) == 1
+                insert(spark, NEW_40)
+                for query, _ in queries.values():
+                    query.processAllAvailable()
+    finally:
+        for query, _ in queries.values():
+            query.stop()
+
+
+def test_available_now_and_processing_time(spark, wh, tmp_path):
+    """Paimon Source: Trigger AvailableNow (scan.mode latest: the latest snapshot's changes, then the query stops and
+    reads nothing committed later); Trigger AvailableNow + latest scan mode + maxFilesPerTrigger read limit (one
+    split, one bucket's file, per micro-batch: the latest changes, in both buckets, take 2 batches); Trigger
+    ProcessingTime 5s (scan.mode latest: the latest changes and two later commits; the Scala case sleeps 6 s,
+    processAllAvailable waits for the same batches). One table for the three."""
+    t = Prepared(spark, wh, 3, has_pk=True)
+    once, once_mem = stream(spark, t.location, tmp_path / "ck1", trigger={"availableNow": True},
+                            **{"scan.mode": "latest"})
+    files, files_mem = stream(spark, t.location, tmp_path / "ck2", trigger={"availableNow": True},
+                              **{"scan.mode": "latest", "read.stream.maxFilesPerTrigger": "1"})
+    timed, timed_mem = stream(spark, t.location, tmp_path / "ck3", trigger={"processingTime": "5 seconds"},
+                              **{"scan.mode": "latest"})
+    try:
+        for query in (once, files):
+            assert query.awaitTermination(120)
+        # Scala's insert follows start() at once, while its first trigger has planned from the latest snapshot:
+        # wait for that first trigger here (Spark asks a source where it starts at its first trigger)
+        deadline = time.monotonic() + 120
+        while not timed.recentProgress and time.monotonic() < deadline:
+            time.sleep(0.2)
+        insert(spark, NEW_40)
+        insert(spark, NEW_50)
+        timed.processAllAvailable()
+        assert answer(spark, f"SELECT * FROM {once_mem}") == t.latest_changes
+        assert not once.isActive
+        assert answer(spark, f"SELECT * FROM {files_mem}") == t.latest_changes
+        assert non_empty_batches(files) == 2
+        assert answer(spark, f"SELECT * FROM {timed_mem}") == rows_sorted(t.latest_changes + NEW_40 + NEW_50)
+    finally:
+        for query in (once, files, timed):
+            query.stop()
+
+
+def test_from_snapshot_max_bytes_per_trigger(spark, wh, tmp_path):
+    """Paimon Source: Default Trigger + from-snapshot scan mode + maxBytesPerTrigger read limit (1 byte: one split per
+    micro-batch), on the bucket-key table: as many batches as splits, then 2 more for the next commit's 2 buckets."""
+    t = Prepared(spark, wh, 3, has_pk=False)
+    splits = _splits_per_snapshot(t.location, 3)
+    query, mem = stream(spark, t.location, tmp_path / "ck", **{"scan.mode": "from-snapshot", "scan.snapshot-id": "1",
+                                                              "read.stream.maxBytesPerTrigger": "1"})
+    try:
+        query.processAllAvailable()
+        assert non_empty_batches(query) == sum(splits)
+        assert answer(spark, f"SELECT * FROM {mem}") == t.snapshot_data
+        insert(spark, NEW_40)
+        query.processAllAvailable()
+        assert non_empty_batches(query) == sum(splits) + 2
+        assert answer(spark, f"SELECT * FROM {mem}") == rows_sorted(t.snapshot_data + NEW_40)
+    finally:
+        query.stop()
+
+
+def _splits_per_snapshot(path: str, snapshots: int) -> list[int]:
+    """Paimon's snapshotToDataSplitNum (`streamScan.restore(id); streamScan.plan().splits().size()`): the splits a
+    stream plans for each snapshot's changes."""
+    scan = StreamScan(Table.load(path))
+    return [len(scan.splits_between(StreamPosition(s), StreamPosition(s + 1))) for s in range(1, snapshots + 1)]
+
+
+MIN_ROWS_REASON = (
+    "not routable: Paimon's source holds a micro-batch back until read.stream.minRowsPerTrigger rows are there or "
+    "read.stream.maxTriggerDelayMs passed (Scala's ReadLimit.compositeLimit of ReadMinRows(rows, delay) and "
+    "ReadMaxRows); pyspark's ReadLimit has ReadMinRows without a delay and no composite limit, and paimon_ds takes "
+    "both options as tuning (accepted, no effect on the rows: every trigger takes what is committed), so the "
+    "batch counts these cases assert differ. What works instead: read.stream.maxFilesPerTrigger, maxRowsPerTrigger "
+    "or maxBytesPerTrigger, and a processing-time trigger to space micro-batches.")
+
+
+@pytest.mark.skip(reason=MIN_ROWS_REASON)
+def test_default_min_rows_and_max_trigger_delay():
+    """Paimon Source: default scan mode + minRowsPerTrigger and maxTriggerDelayMs read limits."""
+
+
+@pytest.mark.skip(reason=MIN_ROWS_REASON)
+def test_from_snapshot_max_rows_min_rows_and_max_trigger_delay():
+    """Paimon Source: from-snapshot scan mode + maxRowsPerTrigger, minRowsPerTrigger and maxTriggerDelayMs."""
+
+
+def test_with_error_options(spark, wh, tmp_path):
+    """Paimon Source: with error options: scan.snapshot-id together with scan.timestamp-millis is refused."""
+    t = Prepared(spark, wh, 3, has_pk=True)
+    # Paimon's SchemaValidation: with both keys the mode is from-timestamp, where scan.snapshot-id must be null
+    with pytest.raises(Exception, match=re.escape("[scan.snapshot-id] must be null when you set "
+                                                  "[scan.timestamp-millis,scan.timestamp]")):
+        query, _ = stream(spark, t.location, tmp_path / "ck", trigger={"processingTime": "5 seconds"},
+                          **{"scan.snapshot-id": "3", "scan.timestamp-millis": str(int(time.time() * 1000))})
+        try:
+            query.processAllAvailable()
+        finally:
+            query.stop()
+
+
+def test_incremental_scan_mode_refused_in_streaming(spark, wh, tmp_path):
+    """Paimon Source: not supports compacted-full scan mode in streaming mode (scan.mode incremental)."""
+    t = Prepared(spark, wh, 3, has_pk=True)
+    with pytest.raises(Exception, match="Cannot read incremental in streaming mode"):
+        query, _ = stream(spark, t.location, tmp_path / "ck", **{"scan.mode": "incremental",
+                                                                "incremental-between": "3,5"})
+        try:
+            query.processAllAvailable()
+        finally:
+            query.stop()
+
+
+def test_source_and_sink(spark, wh, tmp_path):
+    """Paimon Source and Sink: T1 (from scan.snapshot-id 3) streamed into T2; a restart from the checkpoint ignores
+    scan.snapshot-id and continues."""
+    source = Prepared(spark, wh, 3, has_pk=True, name="T1")
+    target = Prepared(spark, wh, 0, has_pk=False, name="T2")
+    checkpoint = str(tmp_path / "ck")
+
+    def start():
+        return (spark.readStream.format("paimon").option("scan.snapshot-id", "3").load(source.location)
+                .writeStream.format("paimon").option("checkpointLocation", checkpoint).start(target.location))
+
+    expected = list(source.latest_changes)
+    query = start()
+    try:
+        query.processAllAvailable()
+        assert answer(spark, "SELECT * FROM T2") == rows_sorted(expected)
+        insert(spark, NEW_40, "T1")
+        query.processAllAvailable()
+        expected += NEW_40
+        assert answer(spark, "SELECT * FROM T2") == rows_sorted(expected)
+    finally:
+        query.stop()
+    query = start()
+    try:
+        query.processAllAvailable()
+        assert answer(spark, "SELECT * FROM T2") == rows_sorted(expected)
+        insert(spark, NEW_50, "T1")
+        query.processAllAvailable()
+        expected += NEW_50
+        assert answer(spark, "SELECT * FROM T2") == rows_sorted(expected)
+    finally:
+        query.stop()
