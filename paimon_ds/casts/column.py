@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
-from ..types import DataType, conform_array, to_arrow_type
+from ..types import ArrayType, DataType, MapType, RowType, conform_array, to_arrow_type
 from .from_string import (
     binary_to_binary,
     string_to_binary,
@@ -58,6 +58,9 @@ def cast_column(col: pa.Array | pa.ChunkedArray, src: DataType | None, dst: Data
         col = col.combine_chunks()
     if src is None or src.copy(True) == dst.copy(True):
         return conform_array(col, arrow_dst)
+    nested = _evolved_nested(col, src, dst, arrow_dst, zone)
+    if nested is not None:
+        return nested
     rule = resolve(src, dst) if castable(src, dst) else None
     if rule is None:
         raise CastError(f"a column changed from {src.sql()} to {dst.sql()}: Paimon has no cast that reads the "
@@ -65,6 +68,36 @@ def cast_column(col: pa.Array | pa.ChunkedArray, src: DataType | None, dst: Data
     col = conform_array(col, to_arrow_type(src))
     out = _CASTS[rule](col, src, dst, zone or local_zone())
     return conform_array(out, arrow_dst)
+
+
+def _evolved_nested(col: pa.Array, src: DataType, dst: DataType, arrow_dst: pa.DataType,
+                    zone: str | None) -> pa.Array | None:
+    """A nested column whose fields evolved (Paimon 1.x: a merge-schema write or ALTER added, or widened, fields
+    inside a ROW, also under ARRAY / MAP): ROW fields matched by field id, those the file lacks null, each cast as
+    its own column. None: not such a pair."""
+    col = conform_array(col, to_arrow_type(src))
+    mask = col.is_null() if col.null_count else None
+    if isinstance(src, RowType) and isinstance(dst, RowType):
+        by_id = {f.id: i for i, f in enumerate(src.fields)}
+        children = []
+        for i, f in enumerate(dst.fields):
+            child_type = arrow_dst.field(i).type
+            j = by_id.get(f.id)
+            children.append(pa.nulls(len(col), child_type) if j is None else
+                            cast_column(col.field(j), src.fields[j].type, f.type, child_type, zone))
+        return pa.StructArray.from_arrays(children, fields=list(arrow_dst), mask=mask)
+    if isinstance(src, ArrayType) and isinstance(dst, ArrayType) and isinstance(src.element, (RowType, ArrayType,
+                                                                                                MapType)):
+        col = col.take(pa.array(range(len(col)), pa.int64())) if col.offset else col
+        values = cast_column(col.values, src.element, dst.element, arrow_dst.value_type, zone)
+        return pa.ListArray.from_arrays(col.offsets, values, type=arrow_dst, mask=mask)
+    if isinstance(src, MapType) and isinstance(dst, MapType) and src.key.copy(True) == dst.key.copy(True) \
+            and isinstance(src.value, (RowType, ArrayType, MapType)):
+        col = col.take(pa.array(range(len(col)), pa.int64())) if col.offset else col
+        items = cast_column(col.items, src.value, dst.value, arrow_dst.item_type, zone)
+        return pa.MapArray.from_arrays(col.offsets, conform_array(col.keys, arrow_dst.key_type), items,
+                                       type=arrow_dst, mask=mask)
+    return None
 
 
 def _nested_to_string(col: pa.Array, src: DataType, dst: DataType, zone: str) -> pa.Array:
