@@ -173,3 +173,15 @@ def test_nested_struct_by_dataframe(spark, wh):
                           "id INT, info STRUCT<key1: STRUCT<key2: STRING, key4: STRING, key3: STRING>>") \
         .write.format("paimon").mode("append").option("write.merge-schema", "true").save(location(spark, wh))
     assert _ordered(spark, "id") == [(1, (("v2a", "v3a", None),)), (2, (("v2b", "v3b", "v4b"),))]
+
+
+def test_dynamic_bucket_table_by_name(spark, wh, merge_conf):
+    """paimon_ds's own case (the rules above on the package's clustered write, which a dynamic-bucket primary-key
+    table's INSERT takes): `ID` is the key `id`, widened INT -> BIGINT, the missing `w` written null (the row
+    replaces the old one), `extra` added."""
+    sql(spark, "CREATE TABLE p (id INT, v STRING, w INT) TBLPROPERTIES ('primary-key' = 'id')")
+    sql(spark, "INSERT INTO p VALUES (1, 'a', 1), (2, 'b', 2)")
+    sql(spark, "INSERT INTO p BY NAME SELECT cast(2 as bigint) AS ID, 'B' AS v, 'x' AS extra")
+    assert rows(spark, "SELECT * FROM p ORDER BY id") == [(1, "a", 1, None), (2, "B", None, "x")]
+    schema = Table.load(location(spark, wh, "p")).schema()
+    assert [f.type.sql() for f in schema.fields] == ["BIGINT NOT NULL", "STRING", "INT", "STRING"]
