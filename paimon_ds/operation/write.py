@@ -198,8 +198,12 @@ class TableWrite:
             columns = []
             for f in self.arrow_schema:
                 i = name_index(names, f.name)
-                columns.append(align_by_name(batch.column(i), f.type) if i >= 0 else
-                               pa.nulls(batch.num_rows, f.type))
+                try:
+                    columns.append(align_by_name(batch.column(i), f.type) if i >= 0 else
+                                   pa.nulls(batch.num_rows, f.type))
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+                    raise SchemaError(f"column {f.name!r}: a value of the data's {batch.schema.field(i).type} does "
+                                      f"not fit the table's {f.type} ({e})") from None
             batch = pa.RecordBatch.from_arrays(columns, names=self.arrow_schema.names)
         elif names != self.arrow_schema.names:
             batch = pa.RecordBatch.from_arrays([batch.column(names.index(n)) for n in self.arrow_schema.names],

@@ -177,3 +177,17 @@ def test_sql_alter_column(spark, java_oracle, table_path):
             {"id": 2, "n": None, "f": None, "s": None, "d": None}]
     assert Table.load(table_path).to_arrow().sort_by("id").to_pylist() == \
         java_oracle.read(table_path).sort_by("id").to_pylist() == want
+
+
+def test_type_widening_false_keeps_types(table_path):
+    """`write.merge-schema.type-widening` (Paimon master, after 1.4.1): false keeps the table's column types and
+    casts the data's values into them (new columns are still added); a value that does not fit is refused."""
+    write(table_path, ROWS0, SCHEMA0, {})
+    keep = {**MERGE, "write.merge-schema.type-widening": "false"}
+    data = pa.schema([pa.field("id", pa.int64(), nullable=False), ("n", pa.int64()), ("x", pa.string())])
+    write(table_path, [{"id": 3, "n": 30, "x": "new"}], data, keep)
+    assert [(f["name"], f["type"]) for f in schema_file(table_path, 1)["fields"]] == [
+        ("id", "INT NOT NULL"), ("n", "INT"), ("f", "FLOAT"), ("s", "STRING"), ("d", "DECIMAL(5, 2)"), ("x", "STRING")]
+    assert Table.load(table_path).to_arrow().sort_by("id").column("n").to_pylist() == [7, None, 30]
+    with pytest.raises(SchemaError, match="'n'"):
+        write(table_path, [{"id": 4, "n": 1 << 40, "x": None}], data, keep)
