@@ -231,6 +231,8 @@ def insert(ctx: SqlContext, plan: Any) -> None:
         df = df.select(*[F.col(quoted(c)) for c in df.columns if c not in static],
                        *[F.lit(v).alias(k) for k, v in static.items()])
         _write_insert(ctx, table, df, bool(plan.overwrite()), static, job_options)
+        if ctx.catalog.get_table(ident).table_schema.id != table.table_schema.id:
+            ctx.refresh(ident)  # the session's table shows the merged columns (spark.table, plain spark.sql)
         return
     data_cols = user_cols or [n for n in names if n not in static]
     if len(df.columns) != len(data_cols):

@@ -161,6 +161,8 @@ def test_nested_struct_type_evolution(spark, wh, merge_conf):
     sql(spark, "INSERT INTO t BY NAME SELECT 2 AS id, "
                "named_struct('f1', cast(20 as bigint), 'f3', 'new', 'f2', 'b') AS info")
     assert _ordered(spark, "id") == [(1, (10, "a", None)), (2, (20, "b", "new"))]
+    # the session's table follows the merged schema (paimon_ds.sql attaches it again)
+    assert spark.table("t").schema["info"].dataType.simpleString() == "struct<f1:bigint,f2:string,f3:string>"
     info = Table.load(location(spark, wh)).schema().field("info").type
     assert info.sql() == "ROW<f1 BIGINT, f2 STRING, f3 STRING>"
 
