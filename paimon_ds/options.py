@@ -435,6 +435,10 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("write.merge-schema.explicit-cast", False, parse_bool,
            "With write.merge-schema: also change column types to the data's when only an explicit cast reaches "
            "them (e.g. BIGINT to INT, numbers to STRING), as Paimon allows.", table=False),
+    Option("write.merge-schema.type-widening", True, parse_bool,
+           "With write.merge-schema: false keeps the table's column types and casts the data's values into them "
+           "(Paimon master, unreleased after 1.4.1, where false is the default); true (paimon_ds's default, and "
+           "what every Paimon release up to 1.4.1 does without the option) widens them.", table=False),
     Option("add-column-before-partition", False, parse_bool, "ALTER TABLE: a column added without a position goes "
            "before the first partition column instead of last (Paimon 1.x; partitioned tables)."),
     Option("disable-explicit-type-casting", False, parse_bool, "ALTER TABLE: column types change only by widening "

@@ -19,7 +19,14 @@ from .errors import TableAlreadyExists
 from .expressions import Expr
 from .fs import FileIO
 from .lazy import pyarrow_dataset
-from .operation.batch_write import check_input_schema, conform_batch, input_batches, partition_constants, write_batches
+from .operation.batch_write import (
+    by_name_problems,
+    check_input_schema,
+    conform_batch,
+    input_batches,
+    partition_constants,
+    write_batches,
+)
 from .operation.change_tables import data_system_table
 from .operation.commit import BucketCompactor, TableCommit
 from .operation.compact import new_commit
@@ -108,11 +115,12 @@ class Table:
                                             given.get("primary-key") or [], table_options(options))
             table = Table(path, schema, options, storage_options, io)
         else:
-            if Options(options).get("write.merge-schema"):
+            given = Options(options)
+            if given.get("write.merge-schema"):
                 # Paimon's Spark write.merge-schema: new columns and wider types go into a new schema file
                 # before any data is written (a mismatch it cannot merge raises here, writing nothing)
-                existing = commit_merged_schema(
-                    io, arrow_schema, Options(options).get("write.merge-schema.explicit-cast"), branch)
+                existing = commit_merged_schema(io, arrow_schema, given.get("write.merge-schema.explicit-cast"),
+                                                branch, given.get("write.merge-schema.type-widening"))
             table = Table(path, existing, options, storage_options, io)
             table.arrow_schema()  # a type paimon_ds cannot write (BLOB) is named before the data is compared
             table.check_write_schema(arrow_schema, options)
@@ -136,6 +144,18 @@ class Table:
         if "bucket" in options and Options(options).get("bucket") != Options(self.table_schema.options).get("bucket"):
             raise OptionError(f"option bucket={options['bucket']} differs from the table's bucket "
                               f"{self.table_schema.options.get('bucket', '-1')} (rescaling is not supported)")
+        if Options(options).get("write.merge-schema"):
+            # the schema was merged: the data is aligned to it by name, case-insensitively (missing columns and
+            # nested fields null, values cast), as Paimon's SchemaHelper.alignColumns does (operation.write)
+            problems = by_name_problems(arrow_schema, self.arrow_schema())
+        else:
+            problems = self._exact_problems(arrow_schema)
+        if problems:
+            columns = ", ".join(f"{x.name} {x.type.sql()}" for x in self.table_schema.fields)
+            raise SchemaError(f"the data does not match the schema of Paimon table {self.path}: "
+                              + "; ".join(problems) + f". Table columns: {columns}")
+
+    def _exact_problems(self, arrow_schema: pa.Schema) -> list[str]:
         incoming, _ = fields_from_arrow(arrow_schema)
         by_name = {f.name: f for f in incoming}
         table_names = self.table_schema.field_names
@@ -154,10 +174,7 @@ class Table:
             if f.name in by_name and not same_type_ignoring_nullability(f.type, by_name[f.name].type):
                 problems.append(f"column {f.name!r} is {by_name[f.name].type.sql()} in the data "
                                 f"but {f.type.sql()} in the table")
-        if problems:
-            columns = ", ".join(f"{x.name} {x.type.sql()}" for x in self.table_schema.fields)
-            raise SchemaError(f"the data does not match the schema of Paimon table {self.path}: "
-                              + "; ".join(problems) + f". Table columns: {columns}")
+        return problems
 
     # ------------------------------------------------------------------ properties
     @property
@@ -426,6 +443,9 @@ def write_arrow(path: str, data: Any, mode: str = "append", primary_key: str | S
         write_schema = schema
     table = Table.for_write(path, write_schema, opts, storage_options)
     target = table.arrow_schema()
+    if table.options.get("write.merge-schema"):
+        # the merged schema was checked against the data by name; the write aligns each batch (TableWrite.align)
+        return write_batches(table, batches, overwrite=mode == "overwrite")
     check_input_schema(schema if schema is not None else target, target, path)
     return write_batches(table.store, (conform_batch(b, target) for b in batches), overwrite=mode == "overwrite")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -286,6 +287,45 @@ def conform_array(arr: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Ar
         return pa.ListArray.from_arrays(offsets, conform_array(arr.values, target.value_type), type=target,
                                         mask=arr.is_null() if arr.null_count else None)
     return arr.cast(target)
+
+
+def name_index(names: Sequence[str], name: str) -> int:
+    """Where ``name`` is among ``names``: the exact name, else the first equal ignoring case (Spark's resolver with
+    spark.sql.caseSensitive=false); -1 if none."""
+    if name in names:
+        return list(names).index(name)
+    lower = name.lower()
+    return next((i for i, n in enumerate(names) if n.lower() == lower), -1)
+
+
+def align_by_name(arr: pa.Array, target: pa.DataType) -> pa.Array:
+    """``arr`` in the Arrow type ``target``, struct fields matched by name (case-insensitively) at every depth,
+    fields the data lacks null, values cast (safely) as ``conform_array`` casts: a write of data whose schema was
+    merged into the table's (Paimon's SchemaHelper.alignColumns). Vectorised."""
+    if isinstance(arr, pa.ChunkedArray):
+        return pa.chunked_array([align_by_name(c, target) for c in arr.chunks], target)
+    t = arr.type
+    if pa.types.is_struct(t) and pa.types.is_struct(target):
+        names = [t.field(i).name for i in range(t.num_fields)]
+        children = []
+        for f in target:
+            i = name_index(names, f.name)
+            child = arr.field(i) if i >= 0 else pa.nulls(len(arr), f.type)
+            children.append(_required(align_by_name(child, f.type), f))
+        return pa.StructArray.from_arrays(children, fields=list(target), mask=arr.is_null() if arr.null_count else None)
+    if (pa.types.is_list(t) or pa.types.is_large_list(t)) and pa.types.is_list(target):
+        arr = _compact(arr)
+        offsets = arr.offsets if pa.types.is_list(t) else arr.offsets.cast(pa.int32())
+        return pa.ListArray.from_arrays(offsets, align_by_name(arr.values, target.value_type), type=target,
+                                        mask=arr.is_null() if arr.null_count else None)
+    if pa.types.is_map(t) and pa.types.is_map(target):
+        arr = _compact(arr)
+        return pa.MapArray.from_arrays(arr.offsets, align_by_name(arr.keys, target.key_type),
+                                       align_by_name(arr.items, target.item_type), type=target,
+                                       mask=arr.is_null() if arr.null_count else None)
+    if pa.types.is_dictionary(t):
+        arr = arr.dictionary_decode()
+    return conform_array(arr, target)
 
 
 def to_arrow_field(name: str, t: DataType) -> pa.Field:

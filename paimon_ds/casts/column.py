@@ -58,8 +58,9 @@ def cast_column(col: pa.Array | pa.ChunkedArray, src: DataType | None, dst: Data
         col = col.combine_chunks()
     if src is None or src.copy(True) == dst.copy(True):
         return conform_array(col, arrow_dst)
-    if _same_nesting(src, dst):
-        return _evolve_nested(col, src, dst, arrow_dst, zone)
+    nested = _evolved_nested(col, src, dst, arrow_dst, zone)
+    if nested is not None:
+        return nested
     rule = resolve(src, dst) if castable(src, dst) else None
     if rule is None:
         raise CastError(f"a column changed from {src.sql()} to {dst.sql()}: Paimon has no cast that reads the "
@@ -69,18 +70,18 @@ def cast_column(col: pa.Array | pa.ChunkedArray, src: DataType | None, dst: Data
     return conform_array(out, arrow_dst)
 
 
-def _same_nesting(src: DataType, dst: DataType) -> bool:
-    """Both ROW, both ARRAY or both MAP: a nested column whose fields changed (ALTER TABLE on nested fields,
-    Paimon 1.0), read by field id."""
-    return type(src) is type(dst) and isinstance(src, (RowType, ArrayType, MapType))
-
-
-def _evolve_nested(col: pa.Array, src: DataType, dst: DataType, arrow_dst: pa.DataType,
-                   zone: str | None) -> pa.Array:
-    """A nested column written under ``src`` read as ``dst``: each ROW field of ``dst`` from the field of the
-    same id in ``src`` (a renamed field keeps its values; an added one is null; a dropped one is gone), leaf
-    values cast as Paimon casts them (Paimon's SchemaEvolutionUtil / NestedSchemaUtils, by field id)."""
+def _evolved_nested(col: pa.Array, src: DataType, dst: DataType, arrow_dst: pa.DataType,
+                    zone: str | None) -> pa.Array | None:
+    """A nested column whose fields evolved (Paimon 1.x: ALTER TABLE on nested fields, or a merge-schema write,
+    added, renamed, dropped or widened fields inside a ROW, also under ARRAY / MAP), read by field id: each ROW
+    field of ``dst`` from the field of the same id in ``src`` (a renamed field keeps its values, an added one is
+    null, a dropped one is gone), leaf values cast as Paimon casts them (SchemaEvolutionUtil / NestedSchemaUtils).
+    None: not two types of the same nesting."""
+    if type(src) is not type(dst) or not isinstance(src, (RowType, ArrayType, MapType)):
+        return None
     col = conform_array(col, to_arrow_type(src))
+    if not isinstance(src, RowType) and col.offset:
+        col = col.take(pa.array(range(len(col)), pa.int64()))  # a slice's keys / items would not line up
     mask = col.is_null() if col.null_count else None
     if isinstance(src, RowType) and isinstance(dst, RowType):
         children = col.flatten()  # the struct's children, its offset applied

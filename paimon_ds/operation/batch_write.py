@@ -21,7 +21,7 @@ from ..index.cross_partition import needs_global_index
 from ..options import OptionError
 from ..schema_checks import check_writable
 from ..snapshot import Snapshot
-from ..types import SchemaError, conform_array
+from ..types import SchemaError, conform_array, name_index
 from .compact import new_commit
 from .write import CLOSE_WORKERS, BucketRestore, TableWrite
 
@@ -118,6 +118,41 @@ def check_input_schema(source: pa.Schema, target: pa.Schema, path: str, filled: 
     if problems:
         raise SchemaError(f"the data does not fit Paimon table {path}: " + "; ".join(problems)
                           + ". Table columns: " + ", ".join(f"{f.name} {f.type}" for f in target))
+
+
+def _castable_by_name(source: pa.DataType, target: pa.DataType) -> bool:
+    if pa.types.is_struct(source) and pa.types.is_struct(target):
+        names = [source.field(i).name for i in range(source.num_fields)]
+        return all(name_index(names, f.name) < 0 or _castable_by_name(source.field(name_index(names, f.name)).type,
+                                                                      f.type) for f in target)
+    if pa.types.is_list(target) and (pa.types.is_list(source) or pa.types.is_large_list(source)):
+        return _castable_by_name(source.value_type, target.value_type)
+    if pa.types.is_map(source) and pa.types.is_map(target):
+        return _castable_by_name(source.key_type, target.key_type) and \
+            _castable_by_name(source.item_type, target.item_type)
+    return castable(source, target)
+
+
+def by_name_problems(source: pa.Schema, target: pa.Schema) -> list[str]:
+    """What keeps data of ``source`` from a write with `write.merge-schema` into a table of ``target`` (its schema
+    already merged): columns matched by name, case-insensitively, missing ones filled with nulls unless NOT NULL."""
+    problems = []
+    lower = [n.lower() for n in source.names]
+    twice = sorted({n for n in source.names if lower.count(n.lower()) > 1})
+    if twice:
+        problems.append(f"column(s) {twice} appear more than once (names compare case-insensitively)")
+    for field in target:
+        i = name_index(source.names, field.name)
+        if i < 0:
+            if not field.nullable:
+                problems.append(f"missing NOT NULL column {field.name!r}")
+        elif not _castable_by_name(source.field(i).type, field.type):
+            problems.append(f"column {field.name!r} is {source.field(i).type} in the data, which cannot be "
+                            f"written as the table's {field.type}")
+    extra = [n for n in source.names if name_index(target.names, n) < 0]
+    if extra:
+        problems.append(f"column(s) {extra} not in the table")
+    return problems
 
 
 def conform_batch(batch: pa.RecordBatch, target: pa.Schema, constants: Mapping[str, pa.Scalar] | None = None,

@@ -44,7 +44,7 @@ from ..mergetree.merge import merge_engine
 from ..mergetree.postpone import PostponeBucketWriter
 from ..mergetree.writer import MergeTreeWriter
 from ..options import OptionError
-from ..types import SchemaError, canonical_nans, conform_array, nulls_under_required
+from ..types import SchemaError, align_by_name, canonical_nans, conform_array, name_index, nulls_under_required
 from .messages import CommitMessage
 from .postpone import known_bucket_counts
 from .scan import TableScan
@@ -158,6 +158,7 @@ class TableWrite:
             keys = self.schema.bucket_keys
             self.bucket_idx = [self.schema.field_names.index(k) for k in keys]
         self.not_null_idx = [i for i, f in enumerate(self.schema.fields) if not f.type.nullable]
+        self.by_name = table.options.get("write.merge-schema")
         # FLOAT / DOUBLE columns that make keys, partitions or buckets: their NaNs are stored canonical (one key)
         key_names = set(self.schema.primary_keys) | set(self.schema.partition_keys) | set(self.schema.bucket_keys)
         self.float_key_idx = [i for i, f in enumerate(self.schema.fields)
@@ -191,7 +192,20 @@ class TableWrite:
     def align(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """Put the batch's columns in table order and in the table's Arrow types."""
         names = batch.schema.names
-        if names != self.arrow_schema.names:
+        if self.by_name and (names != self.arrow_schema.names or batch.schema != self.arrow_schema):
+            # write.merge-schema: columns and nested fields matched by name, case-insensitively, those the data
+            # lacks null (Paimon's SchemaHelper.alignColumns)
+            columns = []
+            for f in self.arrow_schema:
+                i = name_index(names, f.name)
+                try:
+                    columns.append(align_by_name(batch.column(i), f.type) if i >= 0 else
+                                   pa.nulls(batch.num_rows, f.type))
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+                    raise SchemaError(f"column {f.name!r}: a value of the data's {batch.schema.field(i).type} does "
+                                      f"not fit the table's {f.type} ({e})") from None
+            batch = pa.RecordBatch.from_arrays(columns, names=self.arrow_schema.names)
+        elif names != self.arrow_schema.names:
             batch = pa.RecordBatch.from_arrays([batch.column(names.index(n)) for n in self.arrow_schema.names],
                                                names=self.arrow_schema.names)
         for i in self.not_null_idx:

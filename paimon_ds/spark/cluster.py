@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.types import IntegerType, StringType, StructField, StructType
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, IntegerType, MapType, StringType, StructField, StructType
 
 from ..format.bucket import bucket_ids
 from ..format.partition import POSTPONE_BUCKET, partition_filter
@@ -55,6 +56,19 @@ CHANNEL_COLUMN = "_paimon_ds_channel"  # a row's bucket-assigner channel
 ROW_KIND_COLUMN = "_paimon_ds_row_kind"  # cross-partition upserts: -D rows for keys that left a partition
 
 
+def _as_table_column(df: DataFrame, field: StructField, table: Table) -> Column:
+    """The table column ``field`` from ``df``, as the table types it. With `write.merge-schema` (the schema merged
+    already) a column the data lacks is null and a nested column keeps its own fields (the writer aligns them by
+    name); names compare as Spark's resolver compares them."""
+    present = [c for c in df.columns if c.lower() == field.name.lower()]
+    if not present:
+        return F.lit(None).cast(field.dataType).alias(field.name)
+    column = df[quoted(present[0])]
+    if table.options.get("write.merge-schema") and isinstance(field.dataType, (StructType, ArrayType, MapType)):
+        return column.alias(field.name)
+    return column.cast(field.dataType).alias(field.name)
+
+
 def write(df: DataFrame, path: str, mode: str = "append", options: dict[str, Any] | None = None,
           parallelism: int | None = None) -> None:
     """Write ``df`` clustered by (partition, bucket): one writer per bucket, which compacts inline.
@@ -89,7 +103,7 @@ def write(df: DataFrame, path: str, mode: str = "append", options: dict[str, Any
                                           [quoted(k) for k in table.partition_keys]).drop(BUCKET_COLUMN)
     elif table.table_schema.primary_keys:
         # the assigners hash keys as the table types them; a row-kind column (row-level changes) goes along
-        df = df.select(*[df[f.name].cast(f.dataType).alias(f.name) for f in spark_schema(table.arrow_schema())],
+        df = df.select(*[_as_table_column(df, f, table) for f in spark_schema(table.arrow_schema())],
                        *([kind_column] if kind_column else []))
         # the job's option (in table.options, over the stored one) or the shuffle's partitions
         channels = table.options.get("dynamic-bucket.assigner-parallelism") or n

@@ -72,6 +72,8 @@ def unsupported(spark: SparkSession, table: Table, job_options: dict[str, str]) 
         return "a primary-key table (its files are sorted and merged by key)"
     if table.bucket == 0 or table.bucket < -1:
         return f"bucket = {table.bucket}"
+    if table.options.get("write.merge-schema"):
+        return "write.merge-schema (the Python writer aligns the data's columns and nested fields by name)"
     for key in (ROW_KIND_COLUMN_OPTION, COMMIT_IDENTIFIER_OPTION, COMMIT_USER_OPTION, REPLACE_FILES_OPTION,
                 BASE_SNAPSHOT_OPTION):
         if key in job_options:

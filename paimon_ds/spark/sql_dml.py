@@ -16,8 +16,10 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from ..catalog import CatalogError
+from ..options import Options
 from ..table import Table
 from . import rowlevel
+from .bucket_expr import quoted
 from .catalog import WAREHOUSE_CONF
 from .cluster import write as clustered_write
 from .native_write import NATIVE_WRITE_OPTION, unsupported
@@ -209,7 +211,8 @@ def insert(ctx: SqlContext, plan: Any) -> None:
     and an overwrite replaces what the static part names (Paimon's default static overwrite mode).
     Dynamic-bucket tables are written through the package's bucket assigners (paimon_ds.write)."""
     ident, table = ctx.table(name_parts(plan.table()))
-    job_options = _write_options(relation_options(plan.table()))  # INSERT INTO t WITH ('k' = 'v') ...
+    # INSERT INTO t WITH ('k' = 'v') ..., over Paimon's session conf spark.paimon.write.merge-schema[...]
+    job_options = _write_options(merge_schema_conf(ctx.spark, relation_options(plan.table())))
     if job_options:
         # checked as a write's options are (unknown keys, immutable options...) before anything is written
         table = ctx.catalog.get_table(ident, job_options)
@@ -222,6 +225,15 @@ def insert(ctx: SqlContext, plan: Any) -> None:
     df = query_dataframe(ctx.spark, plan.query())
     names = table.table_schema.field_names
     user_cols = [str(c) for c in scala_list(plan.userSpecifiedCols())]
+    if _by_name(plan) and Options(job_options).get("write.merge-schema"):
+        # Paimon's merge-schema INSERT ... BY NAME: the query's columns as they are (new ones added to the table,
+        # missing ones null, names matched case-insensitively, by the write: Table.for_write / TableWrite.align)
+        df = df.select(*[F.col(quoted(c)) for c in df.columns if c not in static],
+                       *[F.lit(v).alias(k) for k, v in static.items()])
+        _write_insert(ctx, table, df, bool(plan.overwrite()), static, job_options)
+        if ctx.catalog.get_table(ident).table_schema.id != table.table_schema.id:
+            ctx.refresh(ident)  # the session's table shows the merged columns (spark.table, plain spark.sql)
+        return
     data_cols = user_cols or [n for n in names if n not in static]
     if len(df.columns) != len(data_cols):
         given = ", ".join(f"{k}={v}" for k, v in static.items())
@@ -231,7 +243,32 @@ def insert(ctx: SqlContext, plan: Any) -> None:
     df = df.toDF(*data_cols)
     df = df.select(*[(F.lit(static[n]) if n in static else F.col(n) if n in data_cols else F.lit(None))
                      .cast(spark_types[n]).alias(n) for n in names])
-    overwrite = bool(plan.overwrite())
+    _write_insert(ctx, table, df, bool(plan.overwrite()), static, job_options)
+
+
+def _by_name(plan: Any) -> bool:
+    try:
+        return bool(plan.byName())
+    except Exception:  # noqa: BLE001 - a Spark without INSERT ... BY NAME
+        return False
+
+
+# Paimon's Spark connector reads its options from the session conf too (OptionUtils: `spark.paimon.<key>`)
+MERGE_SCHEMA_KEYS = ("write.merge-schema", "write.merge-schema.explicit-cast", "write.merge-schema.type-widening")
+
+
+def merge_schema_conf(spark: SparkSession, given: dict[str, str]) -> dict[str, str]:
+    """``given`` (a statement's options) over the session conf's `spark.paimon.write.merge-schema*` entries."""
+    out = {}
+    for key in MERGE_SCHEMA_KEYS:
+        value = spark.conf.get(f"spark.paimon.{key}", None)
+        if value is not None:
+            out[key] = value
+    return {**out, **given}
+
+
+def _write_insert(ctx: SqlContext, table: Table, df: Any, overwrite: bool, static: dict[str, str],
+                  job_options: dict[str, str]) -> None:
     options = {**job_options, **({OVERWRITE_PARTITION_OPTION: json.dumps(static)} if overwrite and static else {})}
     if (table.table_schema.primary_keys and table.bucket == -1) or native_insert(ctx.spark, table):
         clustered_write(df, table.path, "overwrite" if overwrite else "append",
@@ -269,7 +306,8 @@ def needs_package_write(spark: SparkSession, warehouse: str | None, plan: Any) -
         table = ctx.catalog.get_table(ident)
     except (SqlError, CatalogError):
         return False
-    return (bool(table.table_schema.primary_keys) and table.bucket == -1) or native_insert(spark, table)
+    merging = Options(merge_schema_conf(spark, relation_options(plan.table()))).get("write.merge-schema")
+    return merging or (bool(table.table_schema.primary_keys) and table.bucket == -1) or native_insert(spark, table)
 
 
 def native_insert(spark: SparkSession, table: Table) -> bool:

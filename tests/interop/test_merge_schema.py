@@ -85,9 +85,8 @@ def test_merge_schema_refusals_and_explicit_casts(java_oracle, table_path):
     cases = [
         (pa.schema([("id", pa.int32()), ("n", pa.string())]), r"column 'n' is INT in the table but STRING in the "
          r"data \(write.merge-schema.explicit-cast=true allows explicit casts\)"),
-        (pa.schema([("id", pa.int32()), ("d", pa.decimal128(7, 2))]), "Paimon does not merge decimals"),
+        (pa.schema([("id", pa.int32()), ("d", pa.decimal128(7, 3))]), "decimals of different scale"),
         (pa.schema([("id", pa.int32()), ("f", pa.int32())]), "column 'f' is FLOAT in the table but INT"),
-        (pa.schema([("id", pa.int32()), ("N", pa.int64())]), "differs from the table's 'n' only in case"),
         (pa.schema([("id", pa.int32()), ("s", pa.date32())]), "STRING in the table but DATE"),
     ]
     for data, message in cases:
@@ -106,6 +105,26 @@ def test_merge_schema_refusals_and_explicit_casts(java_oracle, table_path):
             {"id": 3, "n": "x", "f": 9, "s": "z", "d": None}]
     assert Table.load(table_path).to_arrow().sort_by("id").to_pylist() == \
         java_oracle.read(table_path).sort_by("id").to_pylist() == want
+
+
+def test_merge_schema_widens_keys_and_decimals(java_oracle, table_path):
+    """Paimon 1.x's merge (SchemaMergingUtils, DataFrameWriteTestBase "Schema evolution"): the primary and bucket
+    key `id` widens INT -> BIGINT, DECIMAL(5, 2) -> DECIMAL(7, 2) (same scale: the larger precision, 1.0+), `N`
+    is the column `n` (case-insensitive), columns the data lacks are written null; Java Paimon 0.9 reads the
+    table (its files under both schemas) as paimon_ds does."""
+    options = {"primary-key": "id", "bucket": "2"}
+    write(table_path, ROWS0, SCHEMA0, options)
+    data = pa.schema([pa.field("id", pa.int64(), nullable=False), ("N", pa.int64()), ("d", pa.decimal128(7, 2))])
+    write(table_path, [{"id": 2, "N": 1 << 40, "d": Decimal("12345.67")}, {"id": 5, "N": None, "d": None}], data,
+          {**options, **MERGE})
+    assert [(f["id"], f["name"], f["type"]) for f in schema_file(table_path, 1)["fields"]] == [
+        (0, "id", "BIGINT NOT NULL"), (1, "n", "BIGINT"), (2, "f", "FLOAT"), (3, "s", "STRING"),
+        (4, "d", "DECIMAL(7, 2)")]
+    want = [{"id": 1, "n": 7, "f": 0.5, "s": "a", "d": Decimal("1.25")},
+            {"id": 2, "n": 1 << 40, "f": None, "s": None, "d": Decimal("12345.67")},
+            {"id": 5, "n": None, "f": None, "s": None, "d": None}]
+    assert Table.load(table_path).to_arrow().sort_by("id").to_pylist() == want
+    assert java_oracle.read(table_path).sort_by("id").to_pylist() == want
 
 
 def test_merge_of_an_unchanged_schema_is_the_same_schema(table_path):
@@ -158,3 +177,17 @@ def test_sql_alter_column(spark, java_oracle, table_path):
             {"id": 2, "n": None, "f": None, "s": None, "d": None}]
     assert Table.load(table_path).to_arrow().sort_by("id").to_pylist() == \
         java_oracle.read(table_path).sort_by("id").to_pylist() == want
+
+
+def test_type_widening_false_keeps_types(table_path):
+    """`write.merge-schema.type-widening` (Paimon master, after 1.4.1): false keeps the table's column types and
+    casts the data's values into them (new columns are still added); a value that does not fit is refused."""
+    write(table_path, ROWS0, SCHEMA0, {})
+    keep = {**MERGE, "write.merge-schema.type-widening": "false"}
+    data = pa.schema([pa.field("id", pa.int64(), nullable=False), ("n", pa.int64()), ("x", pa.string())])
+    write(table_path, [{"id": 3, "n": 30, "x": "new"}], data, keep)
+    assert [(f["name"], f["type"]) for f in schema_file(table_path, 1)["fields"]] == [
+        ("id", "INT NOT NULL"), ("n", "INT"), ("f", "FLOAT"), ("s", "STRING"), ("d", "DECIMAL(5, 2)"), ("x", "STRING")]
+    assert Table.load(table_path).to_arrow().sort_by("id").column("n").to_pylist() == [7, None, 30]
+    with pytest.raises(SchemaError, match="'n'"):
+        write(table_path, [{"id": 4, "n": 1 << 40, "x": None}], data, keep)
