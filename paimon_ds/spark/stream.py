@@ -186,7 +186,7 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         begin = StreamPosition.from_offset(start)
         end_position = self.scan.latest_position(begin, stream_limit, self.until_snapshot, hold)
         if end_position != begin and self.scan.splits_between(begin, end_position):
-            self.last_batch_time = now
+            self.last_batch_time = time.monotonic()  # once planned, as Paimon sets lastTriggerMillis
         end = end_position.to_offset()
         self.last_end = end
         return end
