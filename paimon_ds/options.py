@@ -205,6 +205,13 @@ def _positive_long(text: str) -> int:
     return v
 
 
+def _non_negative_long(text: str) -> int:
+    v = parse_long(text)
+    if v < 0:
+        raise ValueError(f"must be 0 or more, got {v}")
+    return v
+
+
 def _consumer_id(text: str) -> str:
     if not text:
         raise ValueError("consumer id cannot be empty string")
@@ -541,11 +548,22 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
            "then its changes), latest, from-snapshot, from-snapshot-full, from-timestamp.", table=False,
            fallback_keys=("log.scan",)),
     Option("read.stream.maxFilesPerTrigger", None, _positive_int,
-           "Streaming reads: at most this many files per micro-batch (Spark 4.2+).", table=False),
+           "Streaming reads: a micro-batch takes splits (one bucket's new files of one snapshot) while it took "
+           "fewer than this many (Paimon counts splits; Spark 4.2+). Combines with the other read.stream limits.",
+           table=False),
     Option("read.stream.maxRowsPerTrigger", None, _positive_long,
-           "Streaming reads: at most this many rows per micro-batch (Spark 4.2+).", table=False),
+           "Streaming reads: a micro-batch takes splits while it took fewer rows than this (the last split may "
+           "pass it, as in Paimon; Spark 4.2+).", table=False),
     Option("read.stream.maxBytesPerTrigger", None, _positive_long,
-           "Streaming reads: at most this many bytes of files per micro-batch (Spark 4.2+).", table=False),
+           "Streaming reads: a micro-batch takes splits while it took fewer bytes of files than this (Spark 4.2+).",
+           table=False),
+    Option("read.stream.minRowsPerTrigger", None, _positive_long,
+           "Streaming reads, with read.stream.maxTriggerDelayMs (one without the other is refused): a micro-batch "
+           "of fewer rows waits until more are committed or the delay has passed since the last batch (a query's "
+           "first batch never waits; Spark 4.2+).", table=False),
+    Option("read.stream.maxTriggerDelayMs", None, _non_negative_long,
+           "Streaming reads: the longest a micro-batch under read.stream.minRowsPerTrigger rows waits after the "
+           "last batch, in milliseconds.", table=False),
     Option("consumer-id", None, _consumer_id,
            "Streaming reads: record the read's progress in `consumer/consumer-<id>` (`{\"nextSnapshot\" : N}`, "
            "as Java Paimon); expiry keeps snapshot N and later ones, and a new query with this id starts at N "

@@ -217,7 +217,8 @@ def test_exactly_once_batches_take_whole_snapshots(tmp_path):
     # exactly-once (the default mode): a batch ends on a snapshot boundary, taking at least one whole snapshot
     assert batch_ends({"consumer-id": "c"}) == [StreamPosition(3), StreamPosition(4), StreamPosition(5)]
     many = StreamScan(Table.load(path, {"consumer-id": "c", "scan.mode": "from-snapshot", "scan.snapshot-id": "1"}))
-    assert many.latest_position(StreamPosition(1), StreamLimit(max_files=5)) == StreamPosition(3)
+    # whole snapshots of 2 splits while fewer than 5 splits are taken (Paimon's guard: the last may pass the max)
+    assert many.latest_position(StreamPosition(1), StreamLimit(max_files=5)) == StreamPosition(4)
     # from inside a snapshot (a checkpoint written without the consumer), to its end
     assert many.latest_position(StreamPosition(2, index=1), one_file) == StreamPosition(3)
 

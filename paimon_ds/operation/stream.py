@@ -83,20 +83,29 @@ class StreamSplit:
 
 
 class StreamLimit:
-    """How much one micro-batch may take: splits, files, rows or bytes (None: all available)."""
+    """How much one micro-batch may take, as Paimon's Spark source limits it (PaimonReadLimitGuard): each max that is
+    set applies (a composite limit); ``min_rows`` with ``max_delay_ms`` holds a small batch back (see
+    StreamScan.latest_position). None everywhere: all available."""
 
-    def __init__(self, max_files: int | None = None, max_rows: int | None = None,
-                 max_bytes: int | None = None) -> None:
+    def __init__(self, max_files: int | None = None, max_rows: int | None = None, max_bytes: int | None = None,
+                 min_rows: int | None = None, max_delay_ms: int | None = None) -> None:
         self.max_files, self.max_rows, self.max_bytes = max_files, max_rows, max_bytes
+        self.min_rows, self.max_delay_ms = min_rows, max_delay_ms
 
     @property
     def unlimited(self) -> bool:
-        return self.max_files is None and self.max_rows is None and self.max_bytes is None
+        return not self.capped and self.min_rows is None
 
-    def exceeded(self, files: int, rows: int, size: int) -> bool:
-        return ((self.max_files is not None and files > self.max_files)
-                or (self.max_rows is not None and rows > self.max_rows)
-                or (self.max_bytes is not None and size > self.max_bytes))
+    @property
+    def capped(self) -> bool:
+        return self.max_files is not None or self.max_rows is not None or self.max_bytes is not None
+
+    def has_capacity(self, splits: int, rows: int, size: int) -> bool:
+        """Whether a batch that took so much may take one more split: every max not yet reached. maxFiles counts
+        splits (one bucket's files of one snapshot), as Paimon's guard does (acceptedFiles += 1 per split)."""
+        return ((self.max_files is None or splits < self.max_files)
+                and (self.max_rows is None or rows < self.max_rows)
+                and (self.max_bytes is None or size < self.max_bytes))
 
 
 class StreamScan:
@@ -282,9 +291,13 @@ class StreamScan:
         return StreamPosition(pos.snapshot + 1)
 
     def latest_position(self, start: StreamPosition, limit: StreamLimit | None = None,
-                        until_snapshot: int | None = None) -> StreamPosition:
-        """The end of the next micro-batch: all units up to the latest snapshot (or ``until_snapshot``),
-        cut once the limit is exceeded (a batch always takes at least one split when any is there)."""
+                        until_snapshot: int | None = None, hold_below_min_rows: bool = False) -> StreamPosition:
+        """The end of the next micro-batch: all units up to the latest snapshot (or ``until_snapshot``), as far as
+        the limit admits, Paimon's Spark source's rule (PaimonReadLimitGuard, 1.4): a split is admitted while the
+        splits, rows and bytes admitted before it are under every max that is set (so the first split always is,
+        and the last may pass a max). With ``hold_below_min_rows`` (the caller's maxTriggerDelayMs has not passed
+        since its last batch) the batch is held back, ``start`` returned, while fewer than ``limit.min_rows`` rows
+        are there, counting the admitted splits and the first one the maxes refuse, as Paimon counts them."""
         latest = self.sm.latest_id()
         if latest is None:
             return start
@@ -292,33 +305,31 @@ class StreamScan:
             latest = min(latest, until_snapshot)
         if start.snapshot > latest:
             return start
-        if limit is None or limit.unlimited:
+        if limit is None or limit.unlimited or (not limit.capped and not hold_below_min_rows):
             return StreamPosition(latest + 1)
-        files = rows = size = 0
+        splits = rows = size = 0
         pos = start
-        taken = 0
         while pos.snapshot <= latest:
-            splits = self.unit(pos.snapshot, pos.full)
-            if self.whole_units:
-                # the rest of the unit, or none of it: a batch ends on a snapshot boundary (it may start inside a
-                # unit, when an earlier run of the query, without the consumer, ended there)
-                rest = [x.split for x in splits[pos.index:]]
-                f, r = sum(len(x.files) for x in rest), sum(x.row_count for x in rest)
-                b = sum(y.file_size for x in rest for y in x.files)
-                if taken and rest and limit.exceeded(files + f, rows + r, size + b):
-                    return pos
-                files, rows, size, taken = files + f, rows + r, size + b, taken + len(rest)
-                pos = self._next_unit(pos)
-                continue
-            while pos.index < len(splits):
-                s = splits[pos.index].split
-                f, r, b = len(s.files), s.row_count, sum(x.file_size for x in s.files)
-                if taken and limit.exceeded(files + f, rows + r, size + b):
-                    return pos
-                files, rows, size, taken = files + f, rows + r, size + b, taken + 1
-                pos = StreamPosition(pos.snapshot, pos.full, pos.index + 1)
+            unit = self.unit(pos.snapshot, pos.full)
+            # exactly-once consumers take the rest of a unit or none of it: a batch ends on a snapshot boundary (it
+            # may start inside a unit, when an earlier run of the query, without the consumer, ended there)
+            steps = [unit[pos.index:]] if self.whole_units else [[s] for s in unit[pos.index:]]
+            for step in steps:
+                if not step:
+                    continue
+                admitted = limit.has_capacity(splits, rows, size)
+                splits += len(step)
+                rows += sum(s.split.row_count for s in step)
+                size += sum(f.file_size for s in step for f in s.split.files)
+                if not admitted:
+                    return start if hold_below_min_rows and self._below_min_rows(limit, rows) else pos
+                pos = StreamPosition(pos.snapshot, pos.full, pos.index + len(step))
             pos = self._next_unit(pos)
-        return pos
+        return start if hold_below_min_rows and self._below_min_rows(limit, rows) else pos
+
+    @staticmethod
+    def _below_min_rows(limit: StreamLimit, rows: int) -> bool:
+        return limit.min_rows is not None and rows < limit.min_rows
 
     # ---------------------------------------------------------------- consumer
     @staticmethod

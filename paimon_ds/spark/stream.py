@@ -9,6 +9,7 @@ Spark sets on every micro-batch job.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -17,9 +18,11 @@ from pyspark import TaskContext
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import (  # admission control, Trigger.AvailableNow
     ReadAllAvailable,
+    ReadLimit,
     ReadMaxBytes,
     ReadMaxFiles,
     ReadMaxRows,
+    ReadMinRows,
     SupportsTriggerAvailableNow,
 )
 from pyspark.sql.types import StructType
@@ -119,7 +122,8 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
 
 
 # ---------------------------------------------------------------------------- reader
-_LIMIT_OPTIONS = ("read.stream.maxFilesPerTrigger", "read.stream.maxRowsPerTrigger", "read.stream.maxBytesPerTrigger")
+_LIMIT_OPTIONS = ("read.stream.maxFilesPerTrigger", "read.stream.maxRowsPerTrigger", "read.stream.maxBytesPerTrigger",
+                  "read.stream.minRowsPerTrigger", "read.stream.maxTriggerDelayMs")
 
 
 @dataclass
@@ -139,21 +143,29 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.default_limit = _parse_limit(options)
         self.until_snapshot: int | None = None
         self.last_end: dict | None = None
+        # when the last micro-batch that took splits was planned (time.monotonic); the driver keeps this reader for
+        # the whole query, as Paimon's source keeps lastTriggerMillis
+        self.last_batch_time: float | None = None
 
     def initialOffset(self) -> dict:
         return self.scan.initial_position().to_offset()
 
-    def getDefaultReadLimit(self):
+    def getDefaultReadLimit(self) -> ReadLimit:
+        # Spark hands this limit back to latestOffset at every trigger (Trigger.AvailableNow too), and
+        # ReadAllAvailable under Trigger.Once (measured, pyspark 4.3). pyspark's limits have no delay and no
+        # composite, so this only names one of ours; latestOffset applies all of them (self.default_limit).
         limit = self.default_limit
         if limit.unlimited:
             return ReadAllAvailable()
+        if limit.min_rows is not None:
+            return ReadMinRows(limit.min_rows)
         if limit.max_files is not None:
             return ReadMaxFiles(limit.max_files)
         if limit.max_rows is not None:
             return ReadMaxRows(limit.max_rows)
         return ReadMaxBytes(limit.max_bytes)
 
-    def latestOffset(self, start: dict | None = None, limit=None) -> dict:
+    def latestOffset(self, start: dict | None = None, limit: ReadLimit | None = None) -> dict:
         if start is None:  # the no-argument form of Spark's API: continue from the last end
             start = self.last_end or self.initialOffset()
             limit = None
@@ -164,8 +176,18 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             # availableNow run, would leave its consumer a batch behind, and a new query would read that batch
             # again (measured, pyspark 4.3). Both are recorded (commit's `end` is a `start` already recorded).
             self.scan.record_progress(StreamPosition.from_offset(start))
-        end = self.scan.latest_position(StreamPosition.from_offset(start), _to_stream_limit(limit),
-                                        self.until_snapshot).to_offset()
+        # Spark passes back the default limit, or ReadAllAvailable (Trigger.Once: everything, as Paimon's source)
+        stream_limit = None if limit is None or isinstance(limit, ReadAllAvailable) else self.default_limit
+        # Paimon's PaimonMicroBatchStream: a batch under minRowsPerTrigger rows is held back until
+        # maxTriggerDelayMs passed since the last batch that took splits; a query's first batch never is
+        now = time.monotonic()
+        hold = (stream_limit is not None and stream_limit.min_rows is not None and self.last_batch_time is not None
+                and (now - self.last_batch_time) * 1000 <= stream_limit.max_delay_ms)
+        begin = StreamPosition.from_offset(start)
+        end_position = self.scan.latest_position(begin, stream_limit, self.until_snapshot, hold)
+        if end_position != begin and self.scan.splits_between(begin, end_position):
+            self.last_batch_time = time.monotonic()  # once planned, as Paimon sets lastTriggerMillis
+        end = end_position.to_offset()
         self.last_end = end
         return end
 
@@ -200,21 +222,9 @@ def _data_schema(schema: pa.Schema, row_kind_column: str | None) -> pa.Schema:
 
 
 def _parse_limit(options: dict[str, str]) -> StreamLimit:
+    """The read.stream.* limits; minRowsPerTrigger and maxTriggerDelayMs only together (PaimonMicroBatchStream)."""
     opts = Options(options)  # Spark passes the keys lower-cased: Options.get finds them either way
-    given = [k for k in _LIMIT_OPTIONS if opts.is_set(k)]
-    if len(given) > 1:
-        raise OptionError(f"set at most one of read.stream.maxFilesPerTrigger, maxRowsPerTrigger, "
-                          f"maxBytesPerTrigger (got {', '.join(given)})")
-    return StreamLimit(*(opts.get(k) for k in _LIMIT_OPTIONS))
-
-
-def _to_stream_limit(limit) -> StreamLimit | None:
-    if limit is None or isinstance(limit, ReadAllAvailable):
-        return None
-    if isinstance(limit, ReadMaxFiles):
-        return StreamLimit(max_files=limit.max_files)
-    if isinstance(limit, ReadMaxRows):
-        return StreamLimit(max_rows=limit.max_rows)
-    if isinstance(limit, ReadMaxBytes):
-        return StreamLimit(max_bytes=limit.max_bytes)
-    raise OptionError(f"read limit {limit!r} is not supported by the paimon source")
+    values = [opts.get(k) for k in _LIMIT_OPTIONS]
+    if (values[3] is None) != (values[4] is None):
+        raise OptionError("Can't provide only one of read.stream.minRowsPerTrigger and read.stream.maxTriggerDelayMs.")
+    return StreamLimit(*values)

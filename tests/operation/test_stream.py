@@ -74,3 +74,30 @@ def test_latest_mode_starts_with_the_latest_snapshots_own_changes(tmp_path):
     read = Table.load(path).new_read()
     end = scan.latest_position(start)
     assert [r["id"] for s in scan.splits_between(start, end) for b in read.read(s.split) for r in b.to_pylist()] == [2]
+
+
+def test_read_limits_combine_and_min_rows_holds_a_small_batch(tmp_path):
+    """Paimon's Spark source's rule (PaimonReadLimitGuard, 1.4.1): a split is admitted while what the batch took
+    before it is under every max that is set; with min rows (and the delay not passed: hold_below_min_rows) a batch
+    whose admitted rows, plus the first split the maxes refuse, are fewer is held back (its start returned)."""
+    path = str(tmp_path / "t")
+    sizes = (3, 3, 4, 6)  # snapshots 1..4, one split each
+    for n, size in enumerate(sizes):
+        commit(path, list(range(10 * n, 10 * n + size)))
+    scan = StreamScan(Table.load(path, {"scan.mode": "from-snapshot", "scan.snapshot-id": "1"}))
+    p = StreamPosition
+
+    def end(start: int, hold: bool = False, **limit: int) -> StreamPosition:
+        return scan.latest_position(p(start), StreamLimit(**limit), hold_below_min_rows=hold)
+
+    # each max alone; the last split admitted may pass maxRows (3 + 3 < 6 is not, so s3 waits; 4 < 6, so s4 joins)
+    assert [end(1, max_rows=6), end(3, max_rows=6)] == [p(3), p(5)]
+    assert [end(1, max_files=2), end(1, max_bytes=1)] == [p(3), p(2)]
+    # composite: every max applies
+    assert [end(1, max_rows=6, max_files=1), end(1, max_rows=100, max_files=3, max_bytes=10**9)] == [p(2), p(4)]
+    # min rows: 16 rows in all, 6 in snapshot 4
+    assert [end(1, True, min_rows=8), end(4, True, min_rows=8), end(4, False, min_rows=8)] == [p(5), p(4), p(5)]
+    # with a max: the refused split's rows count towards min rows (3 admitted + 3 refused = 6)
+    assert [end(1, True, max_rows=3, min_rows=5), end(1, True, max_rows=3, min_rows=7)] == [p(2), p(1)]
+    assert end(1, False, max_rows=3, min_rows=7) == p(2)  # the delay passed: the batch goes as the maxes cut it
+    assert end(5, True, min_rows=1) == p(5)  # nothing new

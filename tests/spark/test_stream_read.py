@@ -301,6 +301,47 @@ def test_read_limits_split_the_deltas_into_micro_batches(spark, tmp_path):
     assert {name: c.sink.non_empty() for name, c in consumers.items()} == expected
 
 
+def _commits_of(path: str, sizes: list[int]) -> list[list[Row]]:
+    """One single-file commit per size, of that many rows."""
+    out = []
+    for c, size in enumerate(sizes, start=1):
+        rows = [{"id": 10 * c + i, "c": c, "v": "x"} for i in range(size)]
+        commit(path, rows)
+        out.append(tuples(rows))
+    return out
+
+
+def test_read_limits_combine(spark, tmp_path):
+    """maxRowsPerTrigger with maxFilesPerTrigger, as Paimon's composite limit (PaimonReadLimitGuard): each applies;
+    a split is taken while the batch is under both (rows 4, splits 3)."""
+    path = str(tmp_path / "t")
+    commits = _commits_of(path, [5, 1, 1, 1, 1, 1])
+    consumer = Consumer(path, tmp_path, {**FROM_1, "read.stream.maxRowsPerTrigger": "4",
+                                         "read.stream.maxFilesPerTrigger": "3"})
+    run_available_now(spark, consumer)
+    # 5 rows pass maxRows alone; then three splits reach maxFiles; then the rest
+    groups = [[0], [1, 2, 3], [4, 5]]
+    assert consumer.sink.non_empty() == [sorted(r for i in g for r in commits[i]) for g in groups]
+
+
+def test_min_rows_under_available_now_ends_the_run_as_paimon(spark, tmp_path):
+    """Trigger.AvailableNow with minRowsPerTrigger and maxTriggerDelayMs, as Paimon's source behaves: Spark passes
+    the default read limit under AvailableNow too, so a batch under minRows within the delay is held back, and Spark
+    ends an AvailableNow run at the first trigger without data: the rest waits for the next run, whose first batch
+    never waits (Trigger.Once passes ReadAllAvailable: no limit applies)."""
+    path = str(tmp_path / "t")
+    commits = _commits_of(path, [3, 3, 1, 1, 1, 1])
+    consumer = Consumer(path, tmp_path, {**FROM_1, "read.stream.maxFilesPerTrigger": "2",
+                                         "read.stream.minRowsPerTrigger": "3",
+                                         "read.stream.maxTriggerDelayMs": "600000"})
+    run_available_now(spark, consumer)
+    # batch 1 never waits; batch 2 takes 2 rows, and the split maxFiles refuses makes 3 (Paimon counts it); the last
+    # 2 rows are under 3 within the delay
+    assert consumer.sink.non_empty() == [commits[0] + commits[1], commits[2] + commits[3]]
+    run_available_now(spark, consumer)
+    assert consumer.sink.non_empty() == [commits[0] + commits[1], commits[2] + commits[3], commits[4] + commits[5]]
+
+
 def test_max_files_per_trigger_cuts_a_commit_between_its_partitions(spark, tmp_path):
     path = str(tmp_path / "t")
     commits = [[{"id": 10 * c + i, "c": c, "v": p} for i, p in enumerate("xxyy")] for c in (1, 2)]

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import re
 import time
+from datetime import datetime, timezone
 
 import pytest
+from pyspark.errors import StreamingQueryException
 
 from paimon_ds import Table
 from paimon_ds.operation.stream import StreamPosition, StreamScan
@@ -197,23 +199,79 @@ def _splits_per_snapshot(path: str, snapshots: int) -> list[int]:
     return [len(scan.splits_between(StreamPosition(s), StreamPosition(s + 1))) for s in range(1, snapshots + 1)]
 
 
-MIN_ROWS_REASON = (
-    "not routable: Paimon's source holds a micro-batch back until read.stream.minRowsPerTrigger rows are there or "
-    "read.stream.maxTriggerDelayMs passed (Scala's ReadLimit.compositeLimit of ReadMinRows(rows, delay) and "
-    "ReadMaxRows); pyspark's ReadLimit has ReadMinRows without a delay and no composite limit, and paimon_ds takes "
-    "both options as tuning (accepted, no effect on the rows: every trigger takes what is committed), so the "
-    "batch counts these cases assert differ. What works instead: read.stream.maxFilesPerTrigger, maxRowsPerTrigger "
-    "or maxBytesPerTrigger, and a processing-time trigger to space micro-batches.")
+@pytest.mark.parametrize("lone", [{"read.stream.minRowsPerTrigger": "10"}, {"read.stream.maxTriggerDelayMs": "5000"}])
+def test_min_rows_without_max_trigger_delay_refused(spark, wh, tmp_path, lone):
+    """Paimon Source: default scan mode + minRowsPerTrigger and maxTriggerDelayMs read limits (its first statement:
+    minRowsPerTrigger alone fails the query; PaimonMicroBatchStream refuses either option without the other)."""
+    t = Prepared(spark, wh, 1, has_pk=True)
+    with pytest.raises(StreamingQueryException, match=re.escape(
+            "Can't provide only one of read.stream.minRowsPerTrigger and read.stream.maxTriggerDelayMs.")):
+        query, _ = stream(spark, t.location, tmp_path / "ck", **lone)
+        try:
+            query.processAllAvailable()
+        finally:
+            query.stop()
 
 
-@pytest.mark.skip(reason=MIN_ROWS_REASON)
-def test_default_min_rows_and_max_trigger_delay():
-    """Paimon Source: default scan mode + minRowsPerTrigger and maxTriggerDelayMs read limits."""
+def test_default_min_rows_and_max_trigger_delay(spark, wh, tmp_path):
+    """Paimon Source: default scan mode + minRowsPerTrigger and maxTriggerDelayMs read limits (5 rows): the table's 9
+    rows in one batch (a query's first batch never waits); 3 new rows wait; once the delay passed since that batch
+    was planned, they are read. Paimon's case sets 5000 ms; 10 s here, because the delay runs from the first batch's
+    planning and that batch alone takes up to 5 s on a loaded machine (a Python worker starting): the wait the case
+    needs is the rest of the delay, not all of it."""
+    delay = 10.0
+    t = Prepared(spark, wh, 3, has_pk=True)
+    query, mem = stream(spark, t.location, tmp_path / "ck", **{"read.stream.minRowsPerTrigger": "5",
+                                                              "read.stream.maxTriggerDelayMs": str(int(delay * 1000))})
+    try:
+        query.processAllAvailable()
+        assert non_empty_batches(query) == 1
+        assert answer(spark, f"SELECT * FROM {mem}") == t.snapshot_data
+        # the first trigger began here (wall clock); its latestOffset, which starts the delay, ran after it
+        first = query.recentProgress[0]
+        planned = datetime.strptime(first["timestamp"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+            tzinfo=timezone.utc).timestamp()
+        insert(spark, NEW_40)
+        query.processAllAvailable()
+        assert time.time() - planned < delay, "the machine took longer than the delay: the case cannot judge the wait"
+        assert non_empty_batches(query) == 1
+        assert answer(spark, f"SELECT * FROM {mem}") == t.snapshot_data
+        time.sleep(max(0.0, planned + first["durationMs"]["latestOffset"] / 1000 + delay + 0.5 - time.time()))
+        query.processAllAvailable()
+        assert non_empty_batches(query) == 2
+        assert answer(spark, f"SELECT * FROM {mem}") == rows_sorted(t.snapshot_data + NEW_40)
+    finally:
+        query.stop()
 
 
-@pytest.mark.skip(reason=MIN_ROWS_REASON)
-def test_from_snapshot_max_rows_min_rows_and_max_trigger_delay():
-    """Paimon Source: from-snapshot scan mode + maxRowsPerTrigger, minRowsPerTrigger and maxTriggerDelayMs."""
+def test_from_snapshot_max_rows_min_rows_and_max_trigger_delay(spark, wh, tmp_path):
+    """Paimon Source: from-snapshot scan mode + maxRowsPerTrigger (6), minRowsPerTrigger (4) and maxTriggerDelayMs,
+    on the bucket-key table: the first batch (3 rows) never waits; 3 more rows wait; then 10 more (4 in bucket 0, 6
+    in bucket 1) make two batches: 3 + 4 rows (the bucket-0 split is admitted after 3 < 6 rows), then 6. Paimon's
+    case sets the delay to 5000 ms and never waits for it; 60 s here, so that a loaded machine cannot pass it between
+    two statements."""
+    t = Prepared(spark, wh, 0, has_pk=False)
+    query, mem = stream(spark, t.location, tmp_path / "ck", **{
+        "scan.mode": "from-snapshot", "scan.snapshot-id": "1", "read.stream.maxRowsPerTrigger": "6",
+        "read.stream.minRowsPerTrigger": "4", "read.stream.maxTriggerDelayMs": "60000"})
+    try:
+        spark.sql("INSERT INTO T VALUES (10, 'v_10'), (11, 'v_11'), (12, 'v_12')")
+        query.processAllAvailable()
+        assert non_empty_batches(query) == 1
+        spark.sql("INSERT INTO T VALUES (20, 'v_20'), (21, 'v_21'), (22, 'v_22')")
+        query.processAllAvailable()
+        assert non_empty_batches(query) == 1
+        assert query.lastProgress["numInputRows"] == 3
+        spark.sql("INSERT INTO T VALUES (30, 'v_30'), (31, 'v_31'), (32, 'v_32'), (33, 'v_33'), (34, 'v_34'), "
+                  "(35, 'v_35'), (36, 'v_36'), (37, 'v_37'), (38, 'v_38'), (39, 'v_39')")
+        query.processAllAvailable()
+        assert non_empty_batches(query) == 3
+        assert sum(p["numInputRows"] for p in query.recentProgress) == 16
+        assert [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]] == [3, 7, 6]
+        assert answer(spark, f"SELECT * FROM {mem}") == rows_sorted(
+            [(a, f"v_{a}") for a in [10, 11, 12, 20, 21, 22, *range(30, 40)]])
+    finally:
+        query.stop()
 
 
 def test_with_error_options(spark, wh, tmp_path):
