@@ -61,8 +61,9 @@ def resolve_travel(options: Mapping[str, str], sm: SnapshotManager) -> dict[str,
         elif version.isdigit():
             out[SNAPSHOT_ID] = version
         else:
-            raise TimeTravelError(f"Cannot find a time travel version for {version} (neither a tag of "
-                                  f"{sm.table_path} nor a snapshot id nor watermark-<n>)")
+            # Paimon 1.x takes such a version for a tag and says so (TagManager); 0.9 said the first sentence
+            raise TimeTravelError(f"Cannot find a time travel version for {version}: Tag '{version}' doesn't "
+                                  f"exist in {sm.table_path} (nor is it a snapshot id or watermark-<n>)")
     text = out.pop(TIMESTAMP, None)
     if text is not None and TIMESTAMP_MILLIS not in out:
         out[TIMESTAMP_MILLIS] = str(timestamp_text_millis(str(text)))
@@ -154,11 +155,26 @@ def snapshot_at_watermark(sm: SnapshotManager, watermark: int) -> Snapshot:
                           f"in {sm.table_path}")
 
 
+def snapshot_by_id(sm: SnapshotManager, snapshot_id: int) -> Snapshot:
+    """Snapshot ``snapshot_id``; when it does not exist, the error says why as Paimon 1.x's
+    StaticFromSnapshotStartingScanner does: no snapshot at all, or the id outside the available range."""
+    try:
+        return sm.snapshot(snapshot_id)
+    except SnapshotNotFound as e:
+        ids = sm.list_ids()
+        if not ids:
+            raise SnapshotNotFound(f"{e}: There is currently no snapshot.") from None
+        if not ids[0] <= snapshot_id <= ids[-1]:
+            raise SnapshotNotFound(f"{e}: The specified scan snapshotId {snapshot_id} is out of available "
+                                   f"snapshotId range [{ids[0]}, {ids[-1]}].") from None
+        raise
+
+
 def travel_snapshot(options: Options, sm: SnapshotManager) -> Snapshot | None:
     """The snapshot the time-travel options name, or None when none is set (the latest is read)."""
     sid = options.get(SNAPSHOT_ID)
     if sid is not None:
-        return sm.snapshot(sid)
+        return snapshot_by_id(sm, sid)
     tag = options.get(TAG_NAME)
     if tag is not None:
         return sm.tag(tag)

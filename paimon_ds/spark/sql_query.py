@@ -233,7 +233,9 @@ def time_travel(ctx: SqlContext, node: Any, shadowed: set[str]) -> tuple[Any, bo
     relation = node.relation()
     if plan_kind(relation) != "UnresolvedRelation":
         return node, False
-    found = attached_path(ctx, relation, shadowed, with_options=True)
+    system = system_name(relation)
+    found = attached_path(ctx, relation, shadowed, with_options=True,
+                          table=system[0] if system is not None else None)
     if found is None:
         return node, False
     path, qualifier, name = found
@@ -246,6 +248,9 @@ def time_travel(ctx: SqlContext, node: Any, shadowed: set[str]) -> tuple[Any, bo
         if micros is None:
             raise SqlError(f"TIMESTAMP AS OF {instant} is not a timestamp")
         travel = {"scan.timestamp-millis": str(micros // 1000)}
+    if system is not None:  # `t$files VERSION AS OF 1`: the system table of that version, as Paimon's travel
+        df = system_table(ctx.spark, path, system[1], ctx.storage_options, {**relation_options(relation), **travel})
+        return aliased(ctx, df._jdf.queryExecution().analyzed(), qualifier, f"{system[0]}${system[1]}"), True
     options = {**storage_job_options(ctx.storage_options), **relation_options(relation), **travel}
     plan = read(ctx.spark, path, options)._jdf.queryExecution().analyzed()
     return aliased(ctx, plan, qualifier, name), True
@@ -268,16 +273,25 @@ def incremental_query(ctx: SqlContext, node: Any) -> Any:
 def system_relation(ctx: SqlContext, relation: Any, shadowed: set[str]) -> Any | None:
     """``db.`t$snapshots` `` (any system table of an attached table, as Paimon's Spark catalog names them): the
     system table's plan under that name; None for anything else (branches, `t$branch_b$...`, are left to Spark)."""
-    parts = [str(p) for p in scala_list(relation.multipartIdentifier())]
-    table, dollar, system = parts[-1].partition("$")
-    if not dollar or not system or system.lower().startswith("branch_"):
+    named = system_name(relation)
+    if named is None:
         return None
-    found = attached_path(ctx, relation, shadowed, table=table)
+    found = attached_path(ctx, relation, shadowed, table=named[0])
     if found is None:
         return None
     path, qualifier, _ = found
-    df = system_table(ctx.spark, path, system.lower(), ctx.storage_options)
-    return aliased(ctx, df._jdf.queryExecution().analyzed(), qualifier, parts[-1])
+    df = system_table(ctx.spark, path, named[1], ctx.storage_options)
+    return aliased(ctx, df._jdf.queryExecution().analyzed(), qualifier, f"{named[0]}${named[1]}")
+
+
+def system_name(relation: Any) -> tuple[str, str] | None:
+    """(table, system table in lower case) of a relation named `t$files`; None for any other name (branches,
+    `t$branch_b$...`, are left to Spark)."""
+    last = str(scala_list(relation.multipartIdentifier())[-1])
+    table, dollar, system = last.partition("$")
+    if not dollar or not system or system.lower().startswith("branch_"):
+        return None
+    return table, system.lower()
 
 
 def attached_path(ctx: SqlContext, relation: Any, shadowed: set[str], with_options: bool = False,

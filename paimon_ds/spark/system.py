@@ -11,6 +11,7 @@ attach() names them as global temporary views: `global_temp.`db.t$snapshots``. N
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -32,22 +33,26 @@ GLOBAL_TEMP_CONF = "spark.sql.globalTempDatabase"
 SYSTEM_VIEWS_CONF = "spark.paimon_ds.attach.system-tables"
 
 
-def system_source_name(path: str, system: str) -> str:
-    """A provider name Spark's parser accepts, unique per (table path, system table)."""
+def system_source_name(path: str, system: str, options: dict[str, str] | None = None) -> str:
+    """A provider name Spark's parser accepts, unique per (table path, system table, read options): a time-travel
+    read of a system table must not replace the registration the table's views read."""
     leaf = re.sub(r"\W", "_", path.rstrip("/").rsplit("/", 1)[-1])
-    return f"paimon_sys__{leaf}__{system}__{hashlib.sha1(path.encode()).hexdigest()[:8]}"
+    key = path if not options else path + "\0" + json.dumps(options, sort_keys=True)
+    return f"paimon_sys__{leaf}__{system}__{hashlib.sha1(key.encode()).hexdigest()[:8]}"
 
 
 class PaimonSystemTableSource(DataSource):
-    """One system table of one Paimon table; subclasses bind ``path``, ``system`` and ``storage_options``."""
+    """One system table of one Paimon table; subclasses bind ``path``, ``system``, ``storage_options`` and the
+    ``travel_options`` (time travel: `scan.version`, `scan.timestamp-millis` ...)."""
 
     path: str = ""
     system: str = ""
     storage_options: dict[str, Any] | None = None
+    travel_options: dict[str, str] | None = None  # not `options`: DataSource.__init__ sets that to the read's
 
     @classmethod
     def name(cls) -> str:
-        return system_source_name(cls.path, cls.system)
+        return system_source_name(cls.path, cls.system, cls.travel_options)
 
     def schema(self) -> StructType:
         if self.system in DATA_SYSTEM_TABLES:  # the table's own columns
@@ -55,25 +60,27 @@ class PaimonSystemTableSource(DataSource):
         return spark_schema(system_table_schema(self.system))
 
     def _table(self) -> Table:
-        return Table.load(self.path, storage_options=self.storage_options)
+        return Table.load(self.path, self.travel_options, storage_options=self.storage_options)
 
     def reader(self, schema: StructType) -> DataSourceReader:
         check_s3_credentials(self.path, {}, self.storage_options or {})  # here, not in the read task
-        return SystemTableReader(self.path, self.system, self.storage_options, schema)
+        return SystemTableReader(self.path, self.system, self.storage_options, schema, self.travel_options)
 
 
 class SystemTableReader(DataSourceReader):
-    def __init__(self, path: str, system: str, storage_options: dict[str, Any] | None, schema: StructType) -> None:
+    def __init__(self, path: str, system: str, storage_options: dict[str, Any] | None, schema: StructType,
+                 options: dict[str, str] | None = None) -> None:
         self.path = path
         self.system = system
         self.storage_options = storage_options
+        self.options = options
         self.read_schema = arrow_schema_for_spark(schema)
 
     def partitions(self) -> list[InputPartition]:
         return [InputPartition(0)]  # metadata is small: one task
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        source = Table.load(self.path, storage_options=self.storage_options)
+        source = Table.load(self.path, self.options, storage_options=self.storage_options)
         if self.system in DATA_SYSTEM_TABLES:
             table = data_system_table(source, self.system)
         else:
@@ -84,23 +91,25 @@ class SystemTableReader(DataSourceReader):
 
 
 def system_source(path: str, system: str, storage_options: dict[str, Any] | None = None,
-                  ) -> type[PaimonSystemTableSource]:
-    """A PaimonSystemTableSource subclass with the table path and system table bound."""
+                  options: dict[str, str] | None = None) -> type[PaimonSystemTableSource]:
+    """A PaimonSystemTableSource subclass with the table path, system table and read options bound."""
     key = normalize_name(system)
-    name = system_source_name(path, key)
+    name = system_source_name(path, key, options)
     bound = type(name, (PaimonSystemTableSource,), {
         "path": path, "system": key, "storage_options": dict(storage_options) if storage_options else None,
+        "travel_options": dict(options) if options else None,
         "__module__": __name__, "__qualname__": name,
     })
     return bound
 
 
 def system_table(spark: SparkSession, path: str, name: str,
-                 storage_options: dict[str, Any] | None = None) -> DataFrame:
+                 storage_options: dict[str, Any] | None = None, options: dict[str, str] | None = None) -> DataFrame:
     """The system table ``name`` (snapshots, schemas, options, files, manifests, partitions, buckets, tags, ...,
     and audit_log and ro, which read the table's rows) of the Paimon table at ``path``, as a DataFrame computed
-    when it is read (in one task)."""
-    source = system_source(path, name, {**session_storage(spark), **(storage_options or {})})
+    when it is read (in one task). ``options``: read options, e.g. time travel (`scan.version`: `$files` of that
+    version, as Paimon's system tables travel)."""
+    source = system_source(path, name, {**session_storage(spark), **(storage_options or {})}, options)
     register_source(spark, source)
     return spark.read.format(source.name()).load()
 
