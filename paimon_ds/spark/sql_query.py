@@ -10,7 +10,8 @@ Spark's parquet / ORC readers with column pruning and filter pushdown, the rest 
 Time travel (`t VERSION AS OF 3`, `VERSION AS OF 'tag'`, `TIMESTAMP AS OF '...'`), which Spark refuses on the
 Python source's relation, is read at that version as Paimon's Spark catalog reads it; so is Paimon's table
 function `paimon_incremental_query('db.t', start, end)` (the option incremental-between). System tables are named
-as Paimon's Spark catalog names them (``db.`t$snapshots` ``, ``db.`t$audit_log` ``).
+as Paimon's Spark catalog names them (``db.`t$snapshots` ``, ``db.`t$audit_log` ``), at a version too
+(``db.`t$files` VERSION AS OF 1``).
 
 Left to Spark as written (the Python source reads them, with the same rows): relations inside subquery
 expressions and CTE bodies (the plan tree reaches them only through Scala functions), relations with
