@@ -12,8 +12,8 @@ Paimon's cases write through Java's TableWrite (`writeTable`: one writer, one co
 paimon_ds's own Table.append (an INSERT would write a file per Spark task, and `$files` counts files), the DataFrame
 suite's first commit, which holds a -D row beside its inserts, with a row-kind column. Paimon's `createTag` and
 `expireSnapshots` are the procedures `sys.create_tag` / `sys.expire_snapshots`. Time travel in SQL goes through
-paimon_ds.sql: plain spark.sql refuses `VERSION AS OF` on a Python data source's relation (Spark's
-`[UNSUPPORTED_FEATURE.TIME_TRAVEL]`: a Python source's table is not a V2 table that supports time travel).
+paimon_ds.sql: plain spark.sql refuses `VERSION AS OF` on a Python data source's relation
+(`[UNSUPPORTED_FEATURE.TIME_TRAVEL] ... Time travel on the relation`, checked in test_travel_to_version).
 Rows are compared as multisets (Java's `collectAsList` order is the file order, which a test must not rely on)."""
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from pyspark.errors import AnalysisException
 
 from paimon_ds import Catalog, Table
 from paimon_ds.spark.catalog import WAREHOUSE_CONF
@@ -75,6 +76,9 @@ def test_travel_to_version(spark, wh):
     two_snapshots(spark)
     same(rows(spark, "SELECT * FROM t"), HELLO + TEST_CASE)
     same(rows(spark, "SELECT * FROM t VERSION AS OF 1"), HELLO)
+    # plain spark.sql cannot route it: the attached relation is a Python source's, which Spark does not travel
+    with pytest.raises(AnalysisException, match=r"UNSUPPORTED_FEATURE.TIME_TRAVEL"):
+        spark.sql("SELECT * FROM t VERSION AS OF 1").collect()
 
 
 def test_travel_to_timestamp_string(spark, wh):
