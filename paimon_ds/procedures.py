@@ -46,19 +46,32 @@ def expire_snapshots(table: TableRef, retain_max: int | None = None, retain_min:
 
 
 def create_tag(table: TableRef, tag: str, snapshot: int | None = None,
-               storage_options: dict[str, Any] | None = None) -> Snapshot:
-    """Tag a snapshot (the latest by default); returns the tagged snapshot."""
-    return maintenance.create_tag(_table(table, storage_options), tag, snapshot)
+               storage_options: dict[str, Any] | None = None, time_retained: str | None = None) -> Snapshot:
+    """Tag a snapshot (the latest by default); ``time_retained`` (a duration such as `5 d`) makes the tag expire
+    (default: the table's `tag.default-time-retained`). Returns the tagged snapshot."""
+    retained = None if time_retained in (None, "") else parse_duration(str(time_retained))
+    return maintenance.create_tag(_table(table, storage_options), tag, snapshot, retained)
 
 
 def delete_tag(table: TableRef, tag: str, storage_options: dict[str, Any] | None = None) -> list[str]:
-    """Delete a tag and the files only it kept; returns those files."""
-    return maintenance.delete_tag(_table(table, storage_options), tag)
-
-
-def rollback(table: TableRef, version: int | str, storage_options: dict[str, Any] | None = None) -> Snapshot:
-    """Make a snapshot (an id) or a tag (a name) the latest again; newer snapshots are removed."""
+    """Delete a tag and the files only it kept; returns those files. A tag that does not exist is no error (Paimon's
+    TagManager.deleteTag only logs it)."""
     t = _table(table, storage_options)
+    if tag not in t.snapshot_manager.tag_names():
+        return []
+    return maintenance.delete_tag(t, tag)
+
+
+def rollback(table: TableRef, version: int | str | None = None, storage_options: dict[str, Any] | None = None,
+             *, tag: str | None = None) -> Snapshot:
+    """Make a snapshot (an id) or a tag (a name) the latest again; newer snapshots are removed. ``version`` is a
+    snapshot id when it is all digits, else a tag name (Paimon's `version`); ``tag`` is always a tag name (a tag
+    may be named `20250122`)."""
+    t = _table(table, storage_options)
+    if tag is not None:
+        return maintenance.rollback(t, tag=tag)
+    if version is None:
+        raise ValueError("rollback needs a version (a snapshot id or a tag name) or a tag")
     if isinstance(version, int) or (isinstance(version, str) and version.strip().isdigit()):
         return maintenance.rollback(t, snapshot_id=int(version))
     return maintenance.rollback(t, tag=version)
@@ -181,11 +194,12 @@ def partitions(table: TableRef, storage_options: dict[str, Any] | None = None) -
     return list(partition_entries(_table(table, storage_options)))
 
 
-def expire_partitions(table: TableRef, expiration_time: str, timestamp_formatter: str | None = None,
+def expire_partitions(table: TableRef, expiration_time: str | None, timestamp_formatter: str | None = None,
                       timestamp_pattern: str | None = None, expire_strategy: str | None = None,
                       max_expires: int | None = None,
                       storage_options: dict[str, Any] | None = None) -> list[dict[str, str]]:
-    """Drop the partitions older than ``expiration_time`` (a duration, `1 d`) now, as Paimon's expire_partitions:
+    """Drop the partitions older than ``expiration_time`` (a duration, `1 d`; None: the table's
+    `partition.expiration-time`) now, as Paimon's expire_partitions:
     the table's partition expiration (operation.partition_expire) with these settings, in one OVERWRITE snapshot
     by commit user ''. Returns the expired partitions ({key: value as Paimon prints it})."""
     t = _table(table, storage_options)

@@ -17,7 +17,7 @@ from .sql import SqlContext, SqlError, constant_value, name_parts, plan_kind, sc
 # Each procedure's arguments, in Paimon's order (for positional calls)
 PROCEDURE_ARGS = {
     "compact": ("table", "partitions", "compact_strategy", "order_strategy", "order_by", "where", "options"),
-    "expire_snapshots": ("table", "retain_max", "retain_min", "older_than", "max_deletes"),
+    "expire_snapshots": ("table", "retain_max", "retain_min", "older_than", "max_deletes", "options"),
     "create_tag": ("table", "tag", "snapshot", "time_retained"),
     "delete_tag": ("table", "tag"),
     "rollback": ("table", "version", "snapshot", "tag"),
@@ -26,7 +26,7 @@ PROCEDURE_ARGS = {
     "rename_tag": ("table", "tag", "target_tag"),
     "expire_tags": ("table", "older_than"),
     "expire_partitions": ("table", "expiration_time", "timestamp_formatter", "timestamp_pattern",
-                          "expire_strategy", "max_expires"),
+                          "expire_strategy", "max_expires", "options"),
     "mark_partition_done": ("table", "partitions"),
     "purge_files": ("table",),
     "compact_manifest": ("table",),
@@ -93,15 +93,18 @@ def call(ctx: SqlContext, plan: Any) -> DataFrame:
         snapshot = compact(spark, table.path, strategy == "full", options, args.get("partitions") or None)
         return spark.createDataFrame([(snapshot is not None,)], "result boolean")
     if name == "expire_snapshots":
+        options = _parse_options(args.get("options"))  # table options for this call (Paimon 1.x)
+        if options:
+            table = table.reload({**table.dynamic_options, **options})
         result = procedures.expire_snapshots(table, args.get("retain_max"), args.get("retain_min"),
                                              args.get("older_than"), args.get("max_deletes"))
         return spark.createDataFrame([(len(result.expired),)], "deleted_snapshots_count int")
     if name == "create_tag":
-        if args.get("time_retained") is not None:
-            raise SqlError("sys.create_tag: time_retained is not supported by paimon_ds")
         if "tag" not in args:
             raise SqlError("sys.create_tag needs tag => 'name'")
-        procedures.create_tag(table, str(args["tag"]), args.get("snapshot"))
+        retained = args.get("time_retained")
+        procedures.create_tag(table, str(args["tag"]), args.get("snapshot"),
+                              time_retained=None if retained is None else str(retained))
         return spark.createDataFrame([(True,)], "result boolean")
     if name == "delete_tag":
         if "tag" not in args:
@@ -137,13 +140,12 @@ def _tag_or_partition_procedure(spark: SparkSession, name: str, table: Table, ar
             raise SqlError("sys.rollback needs exactly one of version => snapshot id or tag name, snapshot => id, "
                            "tag => 'name'")
         value = args[given[0]]
-        if given[0] == "snapshot":
-            value = _snapshot_id(value)
-        elif given[0] == "tag":
-            value = str(value)
         if latest is None:
             raise SqlError("sys.rollback: the table has no snapshot, there is nothing to roll back")
-        target = procedures.rollback(table, value)
+        if given[0] == "tag":
+            target = procedures.rollback(table, tag=str(value))
+        else:
+            target = procedures.rollback(table, _snapshot_id(value) if given[0] == "snapshot" else value)
         return spark.createDataFrame([(latest, target.id)], ROLLBACK_RESULT)
     if name == "rollback_to_timestamp":
         _required(name, args, "timestamp")
@@ -168,11 +170,16 @@ def _tag_or_partition_procedure(spark: SparkSession, name: str, table: Table, ar
         tags = procedures.expire_tags(table, None if older in (None, "") else older)
         return spark.createDataFrame([(t,) for t in tags] or [("No expired tags.",)], "expired_tags string")
     if name == "expire_partitions":
-        _required(name, args, "expiration_time")
+        options = _parse_options(args.get("options"))  # table options for this call (Paimon 1.x)
+        if options:
+            table = table.reload({**table.dynamic_options, **options})
         optional = {k: (None if args.get(k) in (None, "") else str(args[k]))
-                    for k in ("timestamp_formatter", "timestamp_pattern", "expire_strategy")}
+                    for k in ("expiration_time", "timestamp_formatter", "timestamp_pattern", "expire_strategy")}
+        if optional["expiration_time"] is None and not table.options.raw.get("partition.expiration-time"):
+            raise SqlError("sys.expire_partitions needs expiration_time => ... (or the table's "
+                           "partition.expiration-time)")
         max_expires = args.get("max_expires")
-        expired = procedures.expire_partitions(table, str(args["expiration_time"]), **optional,
+        expired = procedures.expire_partitions(table, optional.pop("expiration_time"), **optional,
                                                max_expires=None if max_expires is None else int(max_expires))
         # Paimon prints each partition as Java's Map.toString without its braces: `k1=v1, k2=v2`
         rows = [(", ".join(f"{k}={v}" for k, v in p.items()),) for p in expired]
