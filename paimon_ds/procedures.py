@@ -203,7 +203,9 @@ def expire_partitions(table: TableRef, expiration_time: str | None, timestamp_fo
     the table's partition expiration (operation.partition_expire) with these settings, in one OVERWRITE snapshot
     by commit user ''. Returns the expired partitions ({key: value as Paimon prints it})."""
     t = _table(table, storage_options)
+    # the procedure expires now, also on a write-only table (whose commits never expire partitions), as Paimon's
     overrides = {"partition.expiration-time": expiration_time, "partition.expiration-check-interval": "0",
+                 "write-only": "false",
                  "partition.timestamp-formatter": timestamp_formatter, "partition.timestamp-pattern": timestamp_pattern,
                  "partition.expiration-strategy": expire_strategy,
                  "partition.expiration-max-num": None if max_expires is None else str(max_expires)}
