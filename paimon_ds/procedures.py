@@ -255,12 +255,22 @@ def mark_partition_done(table: TableRef, partitions: str | list[dict[str, Any]],
 
 
 def purge_files(table: TableRef, storage_options: dict[str, Any] | None = None) -> None:
-    """Delete everything in the table's directory except its schemas (snapshots, tags, manifests, data), as
-    Paimon 1.x's purge_files: the table stays, empty, with its schema."""
+    """Empty the table, as Paimon 1.4's purgeFiles: drop its branches, tags and consumers, truncate it (one
+    OVERWRITE snapshot without files), delete its changelogs, expire every snapshot but that latest one and delete
+    the files nothing references any more. The table stays, with its schema and one empty snapshot."""
     t = _table(table, storage_options)
-    for name in t.io.list_names(t.root):
-        if "schema" not in name:
-            t.io.fs.rm(f"{t.root}/{name}", recursive=True)
+    branches = t.branch_manager()
+    for branch in branches.branches():
+        branches.drop(branch)
+    for tag in t.snapshot_manager.tag_names():
+        maintenance.delete_tag(t, tag)
+    ConsumerManager.of(t.store).clear(None, None)
+    truncate(t)
+    if t.io.exists(t.snapshot_manager.changelog_dir):
+        t.io.fs.rm(t.snapshot_manager.changelog_dir, recursive=True)
+    now = int(time.time() * 1000)
+    maintenance.expire_snapshots(t, 1, 1, 0, now, 2**31 - 1)
+    maintenance.remove_orphan_files(t, 0, now, False)
 
 
 def remove_orphan_files(table: TableRef, older_than: dt.datetime | str | int | None = None, dry_run: bool = False,
