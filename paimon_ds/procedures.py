@@ -233,7 +233,7 @@ def mark_partition_done(table: TableRef, partitions: str | list[dict[str, Any]],
     holding {"creationTime", "modificationTime"} (epoch millis; an existing file keeps its creation time).
     Other `partition.mark-done-action`s are refused. Returns the success files written."""
     t = _table(table, storage_options)
-    actions = [a.strip() for a in t.options.raw.get("partition.mark-done-action") or "success-file".split(",")]
+    actions = [a.strip() for a in (t.options.raw.get("partition.mark-done-action") or "success-file").split(",")]
     if any(a != "success-file" for a in actions):
         raise ValueError(f"partition.mark-done-action {actions}: paimon_ds runs only the success-file action")
     specs = parse_partition_specs(partitions) if isinstance(partitions, str) else list(partitions)
