@@ -5,6 +5,7 @@ Each returns a DataFrame of what Paimon's procedure returns.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -30,7 +31,7 @@ PROCEDURE_ARGS = {
     "mark_partition_done": ("table", "partitions"),
     "purge_files": ("table",),
     "compact_manifest": ("table",),
-    "remove_orphan_files": ("table", "older_than", "dry_run"),
+    "remove_orphan_files": ("table", "older_than", "dry_run", "parallelism", "mode"),
     "create_branch": ("table", "branch", "tag", "ignoreIfExists"),
     "delete_branch": ("table", "branch"),
     "rename_branch": ("table", "from_branch", "to_branch"),
@@ -63,8 +64,12 @@ def call(ctx: SqlContext, plan: Any) -> DataFrame:
         args[by_lower[key.lower()]] = value
     if "table" not in args:
         raise SqlError(f"sys.{name} needs table => 'database.table'")
-    table_name, _, branch = str(args.pop("table")).partition(BRANCH_SUFFIX)
-    _, table = ctx.table(table_name.split("."))
+    parts = _identifier_parts(str(args.pop("table")))
+    if name == "remove_orphan_files" and len(parts) == 2 and parts[1] == "*":  # a database's tables (Paimon 1.x)
+        counts = [_remove_orphan_files(ctx.table([parts[0], t])[1], args) for t in ctx.catalog.list_tables(parts[0])]
+        return ctx.spark.createDataFrame([(sum(c for c, _ in counts), sum(s for _, s in counts))], ORPHANS_RESULT)
+    parts[-1], _, branch = parts[-1].partition(BRANCH_SUFFIX)
+    _, table = ctx.table(parts)
     if branch:
         table = Table.load(table.path, {"branch": branch}, table.storage_options)  # raises naming a missing one
     spark = ctx.spark
@@ -114,8 +119,25 @@ def call(ctx: SqlContext, plan: Any) -> DataFrame:
         return spark.createDataFrame([(True,)], "result boolean")
     if name in TAG_AND_PARTITION_PROCEDURES:
         return _tag_or_partition_procedure(spark, name, table, args)
-    found = procedures.remove_orphan_files(table, args.get("older_than"), bool(args.get("dry_run") or False))
-    return spark.createDataFrame([(f,) for f in found], "result string")
+    return spark.createDataFrame([_remove_orphan_files(table, args)], ORPHANS_RESULT)
+
+
+# Paimon 1.0+'s remove_orphan_files result (0.9 returned a `result` row per file)
+ORPHANS_RESULT = "deletedFileCount bigint, deletedFileTotalLenInBytes bigint"
+
+
+def _remove_orphan_files(table: Table, args: dict[str, Any]) -> tuple[int, int]:
+    """Remove (or with dry_run only find) a table's orphan files: their count and total size. `mode` (`local` /
+    `distributed`) and `parallelism` choose how Paimon runs it; here it always runs in the driver."""
+    mode = str(args.get("mode") or "distributed").lower()
+    if mode not in ("local", "distributed"):
+        raise SqlError(f"sys.remove_orphan_files: mode must be 'local' or 'distributed', got {mode!r}")
+    older_than, dry_run = args.get("older_than"), bool(args.get("dry_run") or False)
+    candidates = procedures.remove_orphan_files(table, older_than, True)
+    root = table.path.rstrip("/")
+    sizes = {f: table.io.size(f if "://" in f or f.startswith("/") else f"{root}/{f}") for f in candidates}
+    removed = candidates if dry_run else procedures.remove_orphan_files(table, older_than, False)
+    return len(removed), sum(sizes.get(f, 0) for f in removed)
 
 
 # Paimon 1.2+'s rollback result (0.9 - 1.1 returned `result boolean`)
@@ -215,6 +237,16 @@ def _branch_procedure(spark: SparkSession, name: str, table: Table, args: dict[s
     else:
         procedures.fast_forward(table, str(args["branch"]))
     return spark.createDataFrame([(True,)], "result boolean")
+
+
+def _identifier_parts(text: str) -> list[str]:
+    """A procedure's `table` argument as Spark reads a multipart name: `db.t`, ``db.`t$branch_b` `` (a part in
+    backticks may hold dots; a doubled backtick is one)."""
+    parts = [quoted.replace("``", "`") if quoted else plain.strip()
+             for quoted, plain in re.findall(r"`((?:[^`]|``)*)`|([^.`]+)", text)]
+    if not parts or not all(parts):
+        raise SqlError(f"table {text!r} is not a table name (database.table)")
+    return parts
 
 
 def _snapshot_id(value: Any) -> int:
