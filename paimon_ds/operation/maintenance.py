@@ -166,7 +166,18 @@ def remove_orphan_files(table: FileStore, older_than_ms: int = DEFAULT_ORPHAN_MA
         for rel in found:
             table.io.delete_quietly(rel if is_uri(rel) else f"{root}/{rel}")
         _remove_empty_staging_dirs(table, {rel.split("/")[0] for rel in found if rel.startswith(STAGING_PREFIX)})
+        _remove_empty_data_dirs(table, [rel for rel in found if not is_uri(rel) and "/" in rel
+                                        and not rel.startswith(STAGING_PREFIX) and rel.split("/")[0] != "manifest"])
     return sorted(found)
+
+
+def _remove_empty_data_dirs(table: FileStore, removed: list[str]) -> None:
+    """The bucket and partition directories the removed files leave empty, deepest first, as Paimon's orphan
+    clean deletes them (`pt=a/bucket-0`, then `pt=a`)."""
+    root = table.root.rstrip("/")
+    dirs = {"/".join(rel.split("/")[:depth]) for rel in removed for depth in range(1, rel.count("/") + 1)}
+    for d in sorted(dirs, key=lambda d: d.count("/"), reverse=True):
+        table.io.delete_empty_dir(f"{root}/{d}")
 
 
 def _remove_empty_staging_dirs(table: FileStore, names: set[str]) -> None:
