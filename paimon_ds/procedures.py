@@ -46,19 +46,32 @@ def expire_snapshots(table: TableRef, retain_max: int | None = None, retain_min:
 
 
 def create_tag(table: TableRef, tag: str, snapshot: int | None = None,
-               storage_options: dict[str, Any] | None = None) -> Snapshot:
-    """Tag a snapshot (the latest by default); returns the tagged snapshot."""
-    return maintenance.create_tag(_table(table, storage_options), tag, snapshot)
+               storage_options: dict[str, Any] | None = None, time_retained: str | None = None) -> Snapshot:
+    """Tag a snapshot (the latest by default); ``time_retained`` (a duration such as `5 d`) makes the tag expire
+    (default: the table's `tag.default-time-retained`). Returns the tagged snapshot."""
+    retained = None if time_retained in (None, "") else parse_duration(str(time_retained))
+    return maintenance.create_tag(_table(table, storage_options), tag, snapshot, retained)
 
 
 def delete_tag(table: TableRef, tag: str, storage_options: dict[str, Any] | None = None) -> list[str]:
-    """Delete a tag and the files only it kept; returns those files."""
-    return maintenance.delete_tag(_table(table, storage_options), tag)
-
-
-def rollback(table: TableRef, version: int | str, storage_options: dict[str, Any] | None = None) -> Snapshot:
-    """Make a snapshot (an id) or a tag (a name) the latest again; newer snapshots are removed."""
+    """Delete a tag and the files only it kept; returns those files. A tag that does not exist is no error (Paimon's
+    TagManager.deleteTag only logs it)."""
     t = _table(table, storage_options)
+    if tag not in t.snapshot_manager.tag_names():
+        return []
+    return maintenance.delete_tag(t, tag)
+
+
+def rollback(table: TableRef, version: int | str | None = None, storage_options: dict[str, Any] | None = None,
+             *, tag: str | None = None) -> Snapshot:
+    """Make a snapshot (an id) or a tag (a name) the latest again; newer snapshots are removed. ``version`` is a
+    snapshot id when it is all digits, else a tag name (Paimon's `version`); ``tag`` is always a tag name (a tag
+    may be named `20250122`)."""
+    t = _table(table, storage_options)
+    if tag is not None:
+        return maintenance.rollback(t, tag=tag)
+    if version is None:
+        raise ValueError("rollback needs a version (a snapshot id or a tag name) or a tag")
     if isinstance(version, int) or (isinstance(version, str) and version.strip().isdigit()):
         return maintenance.rollback(t, snapshot_id=int(version))
     return maintenance.rollback(t, tag=version)
@@ -181,15 +194,18 @@ def partitions(table: TableRef, storage_options: dict[str, Any] | None = None) -
     return list(partition_entries(_table(table, storage_options)))
 
 
-def expire_partitions(table: TableRef, expiration_time: str, timestamp_formatter: str | None = None,
+def expire_partitions(table: TableRef, expiration_time: str | None, timestamp_formatter: str | None = None,
                       timestamp_pattern: str | None = None, expire_strategy: str | None = None,
                       max_expires: int | None = None,
                       storage_options: dict[str, Any] | None = None) -> list[dict[str, str]]:
-    """Drop the partitions older than ``expiration_time`` (a duration, `1 d`) now, as Paimon's expire_partitions:
+    """Drop the partitions older than ``expiration_time`` (a duration, `1 d`; None: the table's
+    `partition.expiration-time`) now, as Paimon's expire_partitions:
     the table's partition expiration (operation.partition_expire) with these settings, in one OVERWRITE snapshot
     by commit user ''. Returns the expired partitions ({key: value as Paimon prints it})."""
     t = _table(table, storage_options)
+    # the procedure expires now, also on a write-only table (whose commits never expire partitions), as Paimon's
     overrides = {"partition.expiration-time": expiration_time, "partition.expiration-check-interval": "0",
+                 "write-only": "false",
                  "partition.timestamp-formatter": timestamp_formatter, "partition.timestamp-pattern": timestamp_pattern,
                  "partition.expiration-strategy": expire_strategy,
                  "partition.expiration-max-num": None if max_expires is None else str(max_expires)}
@@ -217,7 +233,7 @@ def mark_partition_done(table: TableRef, partitions: str | list[dict[str, Any]],
     holding {"creationTime", "modificationTime"} (epoch millis; an existing file keeps its creation time).
     Other `partition.mark-done-action`s are refused. Returns the success files written."""
     t = _table(table, storage_options)
-    actions = [a.strip() for a in t.options.raw.get("partition.mark-done-action") or "success-file".split(",")]
+    actions = [a.strip() for a in (t.options.raw.get("partition.mark-done-action") or "success-file").split(",")]
     if any(a != "success-file" for a in actions):
         raise ValueError(f"partition.mark-done-action {actions}: paimon_ds runs only the success-file action")
     specs = parse_partition_specs(partitions) if isinstance(partitions, str) else list(partitions)
@@ -239,12 +255,22 @@ def mark_partition_done(table: TableRef, partitions: str | list[dict[str, Any]],
 
 
 def purge_files(table: TableRef, storage_options: dict[str, Any] | None = None) -> None:
-    """Delete everything in the table's directory except its schemas (snapshots, tags, manifests, data), as
-    Paimon 1.x's purge_files: the table stays, empty, with its schema."""
+    """Empty the table, as Paimon 1.4's purgeFiles: drop its branches, tags and consumers, truncate it (one
+    OVERWRITE snapshot without files), delete its changelogs, expire every snapshot but that latest one and delete
+    the files nothing references any more. The table stays, with its schema and one empty snapshot."""
     t = _table(table, storage_options)
-    for name in t.io.list_names(t.root):
-        if "schema" not in name:
-            t.io.fs.rm(f"{t.root}/{name}", recursive=True)
+    branches = t.branch_manager()
+    for branch in branches.branches():
+        branches.drop(branch)
+    for tag in t.snapshot_manager.tag_names():
+        maintenance.delete_tag(t, tag)
+    ConsumerManager.of(t.store).clear(None, None)
+    truncate(t)
+    if t.io.exists(t.snapshot_manager.changelog_dir):
+        t.io.fs.rm(t.snapshot_manager.changelog_dir, recursive=True)
+    now = int(time.time() * 1000)
+    maintenance.expire_snapshots(t, 1, 1, 0, now, 2**31 - 1)
+    maintenance.remove_orphan_files(t, 0, now, False)
 
 
 def remove_orphan_files(table: TableRef, older_than: dt.datetime | str | int | None = None, dry_run: bool = False,

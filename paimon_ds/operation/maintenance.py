@@ -52,9 +52,11 @@ def expire_snapshots(table: FileStore, retain_min: int | None = None, retain_max
     return snapshot_expiry.expire(table, retention, now_ms)
 
 
-def create_tag(table: FileStore, name: str, snapshot_id: int | None = None) -> Snapshot:
+def create_tag(table: FileStore, name: str, snapshot_id: int | None = None,
+               time_retained_ns: int | None = None) -> Snapshot:
     """Tag a snapshot (the latest by default): `tag/tag-<name>` holds a copy of it, as in Paimon, with the table's
-    `tag.default-time-retained` (its creation time and retention, after which a commit deletes it). A table whose
+    `tag.default-time-retained` or ``time_retained_ns`` (its creation time and retention, after which a commit
+    deletes it). A table whose
     options ask Paimon's tag creation for more (callbacks, success files) is refused before anything is written."""
     check_supported(table.options, TAG, table.path)
     sm = table.snapshot_manager
@@ -64,7 +66,8 @@ def create_tag(table: FileStore, name: str, snapshot_id: int | None = None) -> S
     if not name or "/" in name:
         raise ValueError(f"tag name {name!r} is not valid")
     table.io.mkdirs(sm.tag_dir)
-    content = tag_json(snapshot, table.options.get("tag.default-time-retained"))
+    retained = table.options.get("tag.default-time-retained") if time_retained_ns is None else time_retained_ns
+    content = tag_json(snapshot, retained)
     if not table.io.try_create(sm.tag_path(name), content.encode()):
         raise ValueError(f"tag {name!r} already exists in {table.path}")
     return snapshot
@@ -163,7 +166,18 @@ def remove_orphan_files(table: FileStore, older_than_ms: int = DEFAULT_ORPHAN_MA
         for rel in found:
             table.io.delete_quietly(rel if is_uri(rel) else f"{root}/{rel}")
         _remove_empty_staging_dirs(table, {rel.split("/")[0] for rel in found if rel.startswith(STAGING_PREFIX)})
+        _remove_empty_data_dirs(table, [rel for rel in found if not is_uri(rel) and "/" in rel
+                                        and not rel.startswith(STAGING_PREFIX) and rel.split("/")[0] != "manifest"])
     return sorted(found)
+
+
+def _remove_empty_data_dirs(table: FileStore, removed: list[str]) -> None:
+    """The bucket and partition directories the removed files leave empty, deepest first, as Paimon's orphan
+    clean deletes them (`pt=a/bucket-0`, then `pt=a`)."""
+    root = table.root.rstrip("/")
+    dirs = {"/".join(rel.split("/")[:depth]) for rel in removed for depth in range(1, rel.count("/") + 1)}
+    for d in sorted(dirs, key=lambda d: d.count("/"), reverse=True):
+        table.io.delete_empty_dir(f"{root}/{d}")
 
 
 def _remove_empty_staging_dirs(table: FileStore, names: set[str]) -> None:

@@ -5,6 +5,7 @@ Each returns a DataFrame of what Paimon's procedure returns.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -17,7 +18,7 @@ from .sql import SqlContext, SqlError, constant_value, name_parts, plan_kind, sc
 # Each procedure's arguments, in Paimon's order (for positional calls)
 PROCEDURE_ARGS = {
     "compact": ("table", "partitions", "compact_strategy", "order_strategy", "order_by", "where", "options"),
-    "expire_snapshots": ("table", "retain_max", "retain_min", "older_than", "max_deletes"),
+    "expire_snapshots": ("table", "retain_max", "retain_min", "older_than", "max_deletes", "options"),
     "create_tag": ("table", "tag", "snapshot", "time_retained"),
     "delete_tag": ("table", "tag"),
     "rollback": ("table", "version", "snapshot", "tag"),
@@ -26,11 +27,11 @@ PROCEDURE_ARGS = {
     "rename_tag": ("table", "tag", "target_tag"),
     "expire_tags": ("table", "older_than"),
     "expire_partitions": ("table", "expiration_time", "timestamp_formatter", "timestamp_pattern",
-                          "expire_strategy", "max_expires"),
+                          "expire_strategy", "max_expires", "options"),
     "mark_partition_done": ("table", "partitions"),
     "purge_files": ("table",),
     "compact_manifest": ("table",),
-    "remove_orphan_files": ("table", "older_than", "dry_run"),
+    "remove_orphan_files": ("table", "older_than", "dry_run", "parallelism", "mode"),
     "create_branch": ("table", "branch", "tag", "ignoreIfExists"),
     "delete_branch": ("table", "branch"),
     "rename_branch": ("table", "from_branch", "to_branch"),
@@ -63,8 +64,12 @@ def call(ctx: SqlContext, plan: Any) -> DataFrame:
         args[by_lower[key.lower()]] = value
     if "table" not in args:
         raise SqlError(f"sys.{name} needs table => 'database.table'")
-    table_name, _, branch = str(args.pop("table")).partition(BRANCH_SUFFIX)
-    _, table = ctx.table(table_name.split("."))
+    parts = _identifier_parts(str(args.pop("table")))
+    if name == "remove_orphan_files" and len(parts) == 2 and parts[1] == "*":  # a database's tables (Paimon 1.x)
+        counts = [_remove_orphan_files(ctx.table([parts[0], t])[1], args) for t in ctx.catalog.list_tables(parts[0])]
+        return ctx.spark.createDataFrame([(sum(c for c, _ in counts), sum(s for _, s in counts))], ORPHANS_RESULT)
+    parts[-1], _, branch = parts[-1].partition(BRANCH_SUFFIX)
+    _, table = ctx.table(parts)
     if branch:
         table = Table.load(table.path, {"branch": branch}, table.storage_options)  # raises naming a missing one
     spark = ctx.spark
@@ -93,15 +98,18 @@ def call(ctx: SqlContext, plan: Any) -> DataFrame:
         snapshot = compact(spark, table.path, strategy == "full", options, args.get("partitions") or None)
         return spark.createDataFrame([(snapshot is not None,)], "result boolean")
     if name == "expire_snapshots":
+        options = _parse_options(args.get("options"))  # table options for this call (Paimon 1.x)
+        if options:
+            table = table.reload({**table.dynamic_options, **options})
         result = procedures.expire_snapshots(table, args.get("retain_max"), args.get("retain_min"),
                                              args.get("older_than"), args.get("max_deletes"))
         return spark.createDataFrame([(len(result.expired),)], "deleted_snapshots_count int")
     if name == "create_tag":
-        if args.get("time_retained") is not None:
-            raise SqlError("sys.create_tag: time_retained is not supported by paimon_ds")
         if "tag" not in args:
             raise SqlError("sys.create_tag needs tag => 'name'")
-        procedures.create_tag(table, str(args["tag"]), args.get("snapshot"))
+        retained = args.get("time_retained")
+        procedures.create_tag(table, str(args["tag"]), args.get("snapshot"),
+                              time_retained=None if retained is None else str(retained))
         return spark.createDataFrame([(True,)], "result boolean")
     if name == "delete_tag":
         if "tag" not in args:
@@ -111,8 +119,25 @@ def call(ctx: SqlContext, plan: Any) -> DataFrame:
         return spark.createDataFrame([(True,)], "result boolean")
     if name in TAG_AND_PARTITION_PROCEDURES:
         return _tag_or_partition_procedure(spark, name, table, args)
-    found = procedures.remove_orphan_files(table, args.get("older_than"), bool(args.get("dry_run") or False))
-    return spark.createDataFrame([(f,) for f in found], "result string")
+    return spark.createDataFrame([_remove_orphan_files(table, args)], ORPHANS_RESULT)
+
+
+# Paimon 1.0+'s remove_orphan_files result (0.9 returned a `result` row per file)
+ORPHANS_RESULT = "deletedFileCount bigint, deletedFileTotalLenInBytes bigint"
+
+
+def _remove_orphan_files(table: Table, args: dict[str, Any]) -> tuple[int, int]:
+    """Remove (or with dry_run only find) a table's orphan files: their count and total size. `mode` (`local` /
+    `distributed`) and `parallelism` choose how Paimon runs it; here it always runs in the driver."""
+    mode = str(args.get("mode") or "distributed").lower()
+    if mode not in ("local", "distributed"):
+        raise SqlError(f"sys.remove_orphan_files: mode must be 'local' or 'distributed', got {mode!r}")
+    older_than, dry_run = args.get("older_than"), bool(args.get("dry_run") or False)
+    candidates = procedures.remove_orphan_files(table, older_than, True)
+    root = table.path.rstrip("/")
+    sizes = {f: table.io.size(f if "://" in f or f.startswith("/") else f"{root}/{f}") for f in candidates}
+    removed = candidates if dry_run else procedures.remove_orphan_files(table, older_than, False)
+    return len(removed), sum(sizes.get(f, 0) for f in removed)
 
 
 # Paimon 1.2+'s rollback result (0.9 - 1.1 returned `result boolean`)
@@ -137,13 +162,12 @@ def _tag_or_partition_procedure(spark: SparkSession, name: str, table: Table, ar
             raise SqlError("sys.rollback needs exactly one of version => snapshot id or tag name, snapshot => id, "
                            "tag => 'name'")
         value = args[given[0]]
-        if given[0] == "snapshot":
-            value = _snapshot_id(value)
-        elif given[0] == "tag":
-            value = str(value)
         if latest is None:
             raise SqlError("sys.rollback: the table has no snapshot, there is nothing to roll back")
-        target = procedures.rollback(table, value)
+        if given[0] == "tag":
+            target = procedures.rollback(table, tag=str(value))
+        else:
+            target = procedures.rollback(table, _snapshot_id(value) if given[0] == "snapshot" else value)
         return spark.createDataFrame([(latest, target.id)], ROLLBACK_RESULT)
     if name == "rollback_to_timestamp":
         _required(name, args, "timestamp")
@@ -168,11 +192,16 @@ def _tag_or_partition_procedure(spark: SparkSession, name: str, table: Table, ar
         tags = procedures.expire_tags(table, None if older in (None, "") else older)
         return spark.createDataFrame([(t,) for t in tags] or [("No expired tags.",)], "expired_tags string")
     if name == "expire_partitions":
-        _required(name, args, "expiration_time")
+        options = _parse_options(args.get("options"))  # table options for this call (Paimon 1.x)
+        if options:
+            table = table.reload({**table.dynamic_options, **options})
         optional = {k: (None if args.get(k) in (None, "") else str(args[k]))
-                    for k in ("timestamp_formatter", "timestamp_pattern", "expire_strategy")}
+                    for k in ("expiration_time", "timestamp_formatter", "timestamp_pattern", "expire_strategy")}
+        if optional["expiration_time"] is None and not table.options.raw.get("partition.expiration-time"):
+            raise SqlError("sys.expire_partitions needs expiration_time => ... (or the table's "
+                           "partition.expiration-time)")
         max_expires = args.get("max_expires")
-        expired = procedures.expire_partitions(table, str(args["expiration_time"]), **optional,
+        expired = procedures.expire_partitions(table, optional.pop("expiration_time"), **optional,
                                                max_expires=None if max_expires is None else int(max_expires))
         # Paimon prints each partition as Java's Map.toString without its braces: `k1=v1, k2=v2`
         rows = [(", ".join(f"{k}={v}" for k, v in p.items()),) for p in expired]
@@ -208,6 +237,16 @@ def _branch_procedure(spark: SparkSession, name: str, table: Table, args: dict[s
     else:
         procedures.fast_forward(table, str(args["branch"]))
     return spark.createDataFrame([(True,)], "result boolean")
+
+
+def _identifier_parts(text: str) -> list[str]:
+    """A procedure's `table` argument as Spark reads a multipart name: `db.t`, ``db.`t$branch_b` `` (a part in
+    backticks may hold dots; a doubled backtick is one)."""
+    parts = [quoted.replace("``", "`") if quoted else plain.strip()
+             for quoted, plain in re.findall(r"`((?:[^`]|``)*)`|([^.`]+)", text)]
+    if not parts or not all(parts):
+        raise SqlError(f"table {text!r} is not a table name (database.table)")
+    return parts
 
 
 def _snapshot_id(value: Any) -> int:

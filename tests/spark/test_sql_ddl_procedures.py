@@ -126,7 +126,7 @@ def test_tag_procedures(spark, shop, java_oracle):
 def test_partition_procedures(spark, shop, java_oracle):
     """ExpirePartitionsProcedure (0.9): `expired_partitions` rows `dt=...` (or 'No expired partitions.');
     MarkPartitionDoneProcedure (0.9): `result` true, a `_SUCCESS` file as SuccessFileMarkDoneAction writes;
-    PurgeFilesProcedure (1.4): `result` 'Success'."""
+    PurgeFilesProcedure (1.4): `result` 'Success', the table truncated to one empty snapshot."""
     path = shop
     out = paimon_ds.sql(spark, "CALL sys.expire_partitions(table => 'p.t', expiration_time => '1 d', "
                                "timestamp_formatter => 'yyyy-MM-dd')")
@@ -142,14 +142,17 @@ def test_partition_procedures(spark, shop, java_oracle):
     assert sorted(success) == ["creationTime", "modificationTime"]
     assert java_rows(java_oracle, path) == [(9, "2024-02-01", 9)]
     assert rows(paimon_ds.sql(spark, "CALL sys.purge_files(table => 'p.t')")) == (["result"], [("Success",)])
-    assert sorted(os.listdir(path)) == ["schema"]
+    purged = Table.load(path)  # Paimon 1.4's purgeFiles: truncated, one snapshot left, no data file
+    assert [purged.snapshot_manager.latest().commit_kind] == ["OVERWRITE"]
+    assert len(purged.snapshot_manager.list_ids()) == 1
+    assert not [f for _, _, files in os.walk(path) for f in files if f.startswith("data-")]
     assert java_rows(java_oracle, path) == []
 
 
 def test_maintenance_procedure_results(spark, shop, java_oracle):
     """CompactManifestProcedure (1.0): `result` true, one COMPACT snapshot whose manifests Java reads;
-    ExpireSnapshotsProcedure (0.9 to 1.4): `deleted_snapshots_count` int; RemoveOrphanFilesProcedure (0.9): a
-    `result` row per file deleted; CreateTagProcedure / DeleteTagProcedure: `result` true."""
+    ExpireSnapshotsProcedure (0.9 to 1.4): `deleted_snapshots_count` int; RemoveOrphanFilesProcedure (1.0+):
+    `(deletedFileCount, deletedFileTotalLenInBytes)`; CreateTagProcedure / DeleteTagProcedure: `result` true."""
     path = shop
     out = paimon_ds.sql(spark, "CALL sys.compact_manifest(table => 'p.t')")
     assert rows(out) == (["result"], [(True,)])
@@ -168,5 +171,6 @@ def test_maintenance_procedure_results(spark, shop, java_oracle):
     open(orphan, "wb").close()
     os.utime(orphan, (0, 0))
     out = paimon_ds.sql(spark, "CALL sys.remove_orphan_files(table => 'p.t', older_than => '2999-01-01 00:00:00')")
-    assert out.columns == ["result"] and [r[0].endswith("orphan.parquet") for r in out.collect()] == [True]
+    assert out.columns == ["deletedFileCount", "deletedFileTotalLenInBytes"]
+    assert [tuple(r) for r in out.collect()] == [(1, 0)]  # an empty file
     assert java_rows(java_oracle, path) == [(0, "2024-01-01", 0), (1, "2024-01-02", 10), (2, "2024-01-03", 20)]
