@@ -126,7 +126,8 @@ def test_files(warehouse, capsys):
     assert [f["file_path"] for f in run_json(capsys, "files", path, "--snapshot", "1")["files"]] == old
     assert [f["file_path"] for f in run_json(capsys, "files", path, "--tag", "t1")["files"]] == old
     code, _, err = run(capsys, "files", path, "--snapshot", "9")
-    assert (code, err) == (3, f"paimon-ds: error: snapshot 9 does not exist in {path}\n")
+    assert (code, err) == (3, f"paimon-ds: error: snapshot 9 does not exist in {path}: The specified scan snapshotId 9 "
+                              "is out of available snapshotId range [1, 2].\n")
     plain = f"{warehouse}/db.db/plain"
     assert run(capsys, "files", plain) == (0, f"no data files in {plain}\n", "")
     assert run_json(capsys, "files", plain) == {"path": plain, "branch": "main", "snapshot_id": None, "files": []}

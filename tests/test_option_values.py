@@ -16,7 +16,8 @@ from paimon_ds.schema_change import SetOption, commit_changes
 
 # a value each parser takes, for the options without a default
 GOOD_BY_PARSER = {"parse_int": "1", "parse_long": "1", "_positive_int": "1", "_positive_long": "1",
-                  "_non_negative_int": "1", "parse_duration_ms": "1 h", "parse_duration": "1 h",
+                  "_non_negative_long": "0", "_non_negative_int": "1", "parse_duration_ms": "1 h",
+                  "parse_duration": "1 h",
                   "check_pattern": "yyyy-MM-dd", "check_zone": "UTC", "_format_level_map": "0:avro",
                   "_compression_level_map": "0:lz4", "parse_external_weights": "1", "_consumer_id": "c1"}
 GOOD_BY_KEY = {"record-level.time-field-type": "seconds-int"}

@@ -116,7 +116,10 @@ class PaimonDataSource(DataSource):
         job_columns = {BUCKET_COLUMN, *(self.opts.get(o) for o in (ROW_KIND_COLUMN_OPTION, FILE_COLUMN_OPTION,
                                                                      POSITION_COLUMN_OPTION))}
         given = {f.name: f.dataType.simpleString() for f in schema.fields if f.name not in job_columns}
-        paimon = {f.name: f.dataType.simpleString() for f in self.schema().fields if f.name not in job_columns}
+        # the table's own columns: loaded without this job's options (a write's are not a read's)
+        table = Table.load(table_path(self.opts), None, self._storage())
+        columns = spark_schema(with_row_tracking_columns(table.store, table.arrow_schema()))
+        paimon = {f.name: f.dataType.simpleString() for f in columns.fields if f.name not in job_columns}
         if given == paimon:
             return
         only_spark = sorted(f"{n} {t}" for n, t in given.items() if paimon.get(n) != t)
