@@ -320,23 +320,14 @@ def test_source_and_sink(spark, wh, tmp_path):
                 .writeStream.format("paimon").option("checkpointLocation", checkpoint).start(target.location))
 
     expected = list(source.latest_changes)
-    query = start()
-    try:
-        query.processAllAvailable()
-        assert answer(spark, "SELECT * FROM T2") == rows_sorted(expected)
-        insert(spark, NEW_40, "T1")
-        query.processAllAvailable()
-        expected += NEW_40
-        assert answer(spark, "SELECT * FROM T2") == rows_sorted(expected)
-    finally:
-        query.stop()
-    query = start()
-    try:
-        query.processAllAvailable()
-        assert answer(spark, "SELECT * FROM T2") == rows_sorted(expected)
-        insert(spark, NEW_50, "T1")
-        query.processAllAvailable()
-        expected += NEW_50
-        assert answer(spark, "SELECT * FROM T2") == rows_sorted(expected)
-    finally:
-        query.stop()
+    for new_rows in (NEW_40, NEW_50):  # the query stopped and started again from its checkpoint
+        query = start()
+        try:
+            query.processAllAvailable()
+            assert answer(spark, "SELECT * FROM T2") == rows_sorted(expected)
+            insert(spark, new_rows, "T1")
+            query.processAllAvailable()
+            expected += new_rows
+            assert answer(spark, "SELECT * FROM T2") == rows_sorted(expected)
+        finally:
+            query.stop()
