@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pyarrow as pa
@@ -12,7 +12,7 @@ import pyarrow as pa
 from .errors import EXIT_NOT_FOUND, PaimonDsError, reading_file
 from .fs import FileIO
 from .options import Options
-from .types import DataField, SchemaError, fields_from_arrow, to_arrow_schema
+from .types import DEFAULT_VALUE_METADATA, DataField, SchemaError, fields_from_arrow, to_arrow_schema
 
 SCHEMA_VERSION = 3
 
@@ -78,10 +78,15 @@ class TableSchema:
 
     def as_arrow(self) -> pa.Schema:
         """The schema as Arrow types (the public name, as pyiceberg's Schema.as_arrow); a column's description
-        (its SQL COMMENT) is the field's metadata `description`, as pypaimon gives it."""
+        (its SQL COMMENT) is the field's metadata `description`, as pypaimon gives it; a column's DEFAULT is the
+        metadata `default-value`."""
+        def metadata(d: DataField) -> dict[bytes, str]:
+            out = {b"description": d.description} if d.description is not None else {}
+            if d.default_value is not None:
+                out[DEFAULT_VALUE_METADATA] = d.default_value
+            return out
         schema = self.arrow_schema()
-        return pa.schema([f.with_metadata({"description": d.description}) if d.description is not None else f
-                          for f, d in zip(schema, self.fields)])
+        return pa.schema([f.with_metadata(metadata(d)) if metadata(d) else f for f, d in zip(schema, self.fields)])
 
     def __repr__(self) -> str:
         columns = ", ".join(f"{f.name} {f.type.sql()}" for f in self.fields)
@@ -140,7 +145,7 @@ class TableSchema:
                 raise SchemaError(f"{what} column(s) {missing} are not in the data (columns: {', '.join(names)})")
         if primary_keys:
             # Paimon: primary-key columns are NOT NULL
-            fields = [DataField(f.id, f.name, f.type.copy(False), f.description) if f.name in primary_keys else f
+            fields = [replace(f, type=f.type.copy(False)) if f.name in primary_keys else f
                       for f in fields]
         if Options(options).get("bucket") > 0 and not primary_keys and not options.get("bucket-key"):
             raise SchemaError("an append table with a fixed bucket count needs 'bucket-key' "

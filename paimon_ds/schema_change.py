@@ -45,6 +45,7 @@ from typing import Any
 import pyarrow as pa
 
 from .branch import MAIN_BRANCH, branch_path, load_branch_schema
+from .casts.defaults import default_array
 from .casts.rules import INTEGERS, castable
 from .errors import EXIT_NOT_FOUND
 from .fs import FileIO
@@ -169,8 +170,16 @@ class UpdateColumnNullability:
     nullable: bool = True
 
 
+@dataclass(frozen=True)
+class UpdateColumnDefaultValue:
+    """Set a column's default (Paimon 1.x): the text writers read as the column's type and write in place of a
+    null (see ``casts.defaults``); checked as Paimon checks it (``DefaultValueUtils.validateDefaultValue``)."""
+    name: str
+    default_value: str | None  # None: drop the default
+
+
 SchemaChange = (SetOption | RemoveOption | UpdateComment | AddColumn | RenameColumn | DropColumn
-                | UpdateColumnComment | UpdateColumnType | UpdateColumnNullability)
+                | UpdateColumnComment | UpdateColumnType | UpdateColumnNullability | UpdateColumnDefaultValue)
 
 
 # ------------------------------------------------------------------------------------ applying
@@ -291,7 +300,7 @@ class _State:
                 raise ColumnNotFound(f"no column {at!r} in the table")
             f = fields[i]
             inner, skipped, wrap = _row_fields(f.type, at)
-            fields[i] = DataField(f.id, f.name, wrap(walk(inner, depth + skipped)), f.description)
+            fields[i] = replace(f, type=wrap(walk(inner, depth + skipped)))
             return fields
         self.fields = walk(list(self.fields), 0)
 
@@ -369,7 +378,7 @@ class _State:
                 i = _sibling_index(fields, name, path)
                 _check_sibling_name(fields, c.new, path, ignore=i)
                 f = fields[i]
-                fields[i] = DataField(f.id, c.new, f.type, f.description)
+                fields[i] = replace(f, name=c.new)
             return self._nested(path, rename)
         c = replace(c, old=path[0])
         i = self._index(c.old)
@@ -377,7 +386,7 @@ class _State:
         self._check_new_name(c.new, ignore=i)
         self._check_system_name(c.new)
         f = self.fields[i]
-        self.fields[i] = DataField(f.id, c.new, f.type, f.description)
+        self.fields[i] = replace(f, name=c.new)
 
     def _DropColumn(self, c: DropColumn) -> None:
         path = _column_path(c.name)
@@ -398,7 +407,14 @@ class _State:
     def _UpdateColumnComment(self, c: UpdateColumnComment) -> None:
         i = self._index(c.name)
         f = self.fields[i]
-        self.fields[i] = DataField(f.id, f.name, f.type, c.comment)
+        self.fields[i] = replace(f, description=c.comment)
+
+    def _UpdateColumnDefaultValue(self, c: UpdateColumnDefaultValue) -> None:
+        i = self._index(c.name)
+        f = self.fields[i]
+        if c.default_value is not None:
+            default_array(c.default_value, f.type)
+        self.fields[i] = replace(f, default_value=c.default_value)
 
     def _UpdateColumnType(self, c: UpdateColumnType) -> None:
         i = self._index(c.name)
@@ -419,7 +435,7 @@ class _State:
                               "cast table has no cast that reads the values written before as the new type (it "
                               "casts among numbers, DECIMAL, BOOLEAN, strings, binaries, DATE, TIME and "
                               "timestamps as its rules allow; DATE, TIME and timestamps only to STRING itself)")
-        self.fields[i] = DataField(f.id, f.name, target, f.description)
+        self.fields[i] = replace(f, type=target)
 
     def _UpdateColumnNullability(self, c: UpdateColumnNullability) -> None:
         i = self._index(c.name)
@@ -432,7 +448,7 @@ class _State:
                 raise SchemaError(f"cannot make column {c.name!r} NOT NULL: rows already written may hold nulls "
                                   "(only NOT NULL to nullable is supported)")
             return
-        self.fields[i] = DataField(f.id, f.name, f.type.copy(True), f.description)
+        self.fields[i] = replace(f, type=f.type.copy(True))
 
     @staticmethod
     def _check_system_name(name: str) -> None:

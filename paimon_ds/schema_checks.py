@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from .casts.defaults import default_array
 from .format.data_file import check_format_types
 from .format.partition import POSTPONE_BUCKET
 from .mergetree.kv import KeyValueLayout
@@ -78,7 +79,22 @@ def check_maintenance(path: str, options: Options) -> None:
                               "automation off, or use Java Paimon here")
 
 
+def default_problems(schema: TableSchema) -> list[str]:
+    """The column defaults Paimon's rules cannot read as their column's type (CatalogUtils.validateTableSchema)."""
+    problems = []
+    for f in schema.fields:
+        if f.default_value is not None:
+            try:
+                default_array(f.default_value, f.type)
+            except SchemaError as e:
+                problems.append(f"column {f.name!r}: {e}")
+    return problems
+
+
 def _check_layout(path: str, schema: TableSchema, options: Options) -> None:
+    defaults = default_problems(schema)
+    if defaults:
+        raise SchemaError(f"Paimon table {path}: " + "; ".join(defaults))
     check_table(schema, options)  # row-tracking / data-evolution tables: Paimon's rules
     check_retention(options)  # snapshot / changelog retention: 1 <= min <= max, as Paimon's SchemaValidation
     check_format_types(options, schema.fields, path)
@@ -185,6 +201,7 @@ def schema_problems(schema: TableSchema) -> list[str]:
     reserved = [n for n in names if is_reserved_name(n)]
     if reserved:
         problems.append(f"column name(s) {reserved} are reserved by Paimon")
+    problems.extend(default_problems(schema))
     opts = Options(schema.options)
     for key in ("partition_keys", "primary_keys"):
         missing = [k for k in getattr(schema, key) if k not in names]

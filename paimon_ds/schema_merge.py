@@ -13,6 +13,7 @@ mergeSchema does not check them, unlike its ALTER); partition keys keep their ty
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pyarrow as pa
 
@@ -94,9 +95,8 @@ def _merged_type(name: str, base: DataType, update: DataType, ids: FieldIdAlloca
         fields = []
         for f in base.fields:
             new = _match(update.fields, f.name)
-            fields.append(f if new is None else DataField(
-                f.id, f.name, _merged_type(f"{name}.{f.name}", f.type, new.type, ids, explicit, widening),
-                f.description))
+            fields.append(f if new is None else replace(
+                f, type=_merged_type(f"{name}.{f.name}", f.type, new.type, ids, explicit, widening)))
         for d in update.fields:
             if _match(base.fields, d.name) is None:
                 dtype = reassign_field_ids(d.type, ids).copy(True)
@@ -145,7 +145,7 @@ def merge_write_schema(schema: TableSchema, data: pa.Schema, explicit_cast: bool
             raise SchemaError(f"cannot merge the data's schema into the table: column {f.name!r} is a partition "
                               f"key, whose type stays {f.type.sql()} (paimon_ds; write the data as "
                               f"{f.type.sql()})")
-        fields.append(DataField(f.id, f.name, merged, f.description))
+        fields.append(replace(f, type=merged))
     for d in incoming:
         if _match(schema.fields, d.name) is not None:
             continue

@@ -99,22 +99,32 @@ class MapType(DataType):
         return f"MAP<{self.key.sql()}, {self.value.sql()}>" + ("" if self.nullable else " NOT NULL")
 
 
+# the Arrow field metadata key of a column's default value (DataField.default_value)
+DEFAULT_VALUE_METADATA = b"default-value"
+
+
 @dataclass(frozen=True)
 class DataField:
     id: int
     name: str
     type: DataType
     description: str | None = None
+    # Paimon 1.x's column default (DataField.defaultValue): the text a writer casts to the column's type and
+    # writes in place of a null (TableWriteImpl's DefaultValueRow); see ``default_values``
+    default_value: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "name": self.name, "type": self.type.to_json()}
         if self.description is not None:
             out["description"] = self.description
+        if self.default_value is not None:
+            out["defaultValue"] = self.default_value
         return out
 
     @staticmethod
     def from_json(obj: dict[str, Any]) -> DataField:
-        return DataField(obj["id"], obj["name"], parse_type(obj["type"]), obj.get("description"))
+        return DataField(obj["id"], obj["name"], parse_type(obj["type"]), obj.get("description"),
+                         obj.get("defaultValue"))
 
     @property
     def nullable(self) -> bool:
@@ -426,9 +436,12 @@ def fields_from_arrow(schema: pa.Schema) -> tuple[list[DataField], int]:
     out = []
     for f in schema:
         fid = ids.take()
-        comment = (f.metadata or {}).get(b"comment")  # a column COMMENT (paimon_ds.sql CREATE TABLE)
+        # a column COMMENT and DEFAULT (paimon_ds.sql CREATE TABLE)
+        comment = (f.metadata or {}).get(b"comment")
+        default = (f.metadata or {}).get(DEFAULT_VALUE_METADATA)
         out.append(DataField(fid, f.name, from_arrow_type(f.type, f.nullable, ids),
-                             comment.decode() if comment is not None else None))
+                             comment.decode() if comment is not None else None,
+                             default.decode() if default is not None else None))
     return out, ids.highest
 
 

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..casts.defaults import default_array, fill_defaults
 from ..external_paths import external_roots
 from ..format.binary_row import EMPTY_ROW, encode_rows, serialize_arrow_row
 from ..format.bucket import bucket_ids, row_hashes
@@ -158,6 +159,10 @@ class TableWrite:
             keys = self.schema.bucket_keys
             self.bucket_idx = [self.schema.field_names.index(k) for k in keys]
         self.not_null_idx = [i for i, f in enumerate(self.schema.fields) if not f.type.nullable]
+        # Paimon 1.x column defaults, written in place of nulls (a default Paimon cannot read fails here, before
+        # anything is written, as Java's TableWriteImpl fails to open)
+        self.defaults = [(i, default_array(f.default_value, f.type)) for i, f in enumerate(self.schema.fields)
+                         if f.default_value is not None]
         self.by_name = table.options.get("write.merge-schema")
         # FLOAT / DOUBLE columns that make keys, partitions or buckets: their NaNs are stored canonical (one key)
         key_names = set(self.schema.primary_keys) | set(self.schema.partition_keys) | set(self.schema.bucket_keys)
@@ -215,6 +220,11 @@ class TableWrite:
         if batch.schema != self.arrow_schema or any(nulls_under_required(c) for c in batch.columns):
             arrays = [conform_array(c, f.type) for c, f in zip(batch.columns, self.arrow_schema)]
             batch = pa.RecordBatch.from_arrays(arrays, schema=self.arrow_schema)
+        for i, default in self.defaults:
+            col = batch.column(i)
+            filled = fill_defaults(col, default)
+            if filled is not col:
+                batch = batch.set_column(i, self.arrow_schema.field(i), filled)
         for i in self.float_key_idx:
             col = batch.column(i)
             canonical = canonical_nans(col)

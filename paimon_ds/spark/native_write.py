@@ -100,6 +100,9 @@ def unsupported(spark: SparkSession, table: Table, job_options: dict[str, str]) 
     codec = level_compression(table.options, 0)
     if codec not in _SPARK_CODECS:
         return f"file.compression {codec}"
+    defaults = [f.name for f in schema.fields if f.default_value is not None]
+    if defaults:
+        return f"column default values of {defaults} (the Python writer writes them in place of nulls)"
     for f in schema.fields:
         why = _type_unsupported(f.type)
         if why:

@@ -18,6 +18,7 @@ from .. import schema_change as sc
 from ..catalog import CatalogError
 from ..format.partition import partition_filter
 from ..options import parse_list
+from ..types import DEFAULT_VALUE_METADATA
 from .catalog import attach, detach_table
 from .options import storage_job_options
 from .sql import (
@@ -79,18 +80,27 @@ def create_table(ctx: SqlContext, plan: Any) -> None:
     ident = ctx.identifier(name_parts(plan.name()))
     options, comment = _table_spec(ctx, plan.tableSpec())
     partition, primary = _keys(options, _partition_keys(plan.partitioning()))
-    fields, comments = [], {}
+    fields, metadata = [], {}
     for col in scala_list(plan.columns()):
         name = str(col.name())
-        if scala_option(col.defaultValue()) is not None or scala_option(col.generationExpression()) is not None:
-            raise SqlError(f"column {name}: DEFAULT values and generated columns are not supported by Paimon tables")
+        if scala_option(col.generationExpression()) is not None:
+            raise SqlError(f"column {name}: generated columns are not supported by Paimon tables")
         fields.append(StructField(name, spark_type(col.dataType()), bool(col.nullable())))
         if scala_option(col.comment()) is not None:
-            comments[name] = str(scala_option(col.comment()))
+            metadata.setdefault(name, {})["comment"] = str(scala_option(col.comment()))
+        default = _default_sql(col.defaultValue())
+        if default is not None:  # stored as Paimon's Spark catalog stores it: the expression's SQL text
+            metadata.setdefault(name, {})[DEFAULT_VALUE_METADATA] = default
     arrow = input_arrow_schema(StructType(fields))
-    arrow = pa.schema([f.with_metadata({"comment": comments[f.name]}) if f.name in comments else f for f in arrow])
+    arrow = pa.schema([f.with_metadata(metadata[f.name]) if f.name in metadata else f for f in arrow])
     ctx.catalog.create_table(ident, arrow, partition, primary, options, comment, bool(plan.ignoreIfExists()))
     ctx.refresh(ident)
+
+
+def _default_sql(expression: Any) -> str | None:
+    """The SQL text of a column's DEFAULT (Spark's DefaultValueExpression.originalSQL), None without one."""
+    default = scala_option(expression)
+    return None if default is None else str(default.originalSQL())
 
 
 def create_table_as_select(ctx: SqlContext, plan: Any) -> None:
@@ -154,6 +164,9 @@ def alter_table(ctx: SqlContext, plan: Any) -> None:
     elif kind == "AddColumns":
         for col in scala_list(plan.columnsToAdd()):  # `s.x INT AFTER y`: a field of struct s (Paimon 1.0)
             parts = tuple(str(p) for p in scala_list(col.name()))
+            if _default_sql(col.default()) is not None:  # as Paimon's SparkCatalog (checkNoDefaultValue)
+                raise SqlError(f"Cannot add column {list(parts)} with default value {_default_sql(col.default())}: "
+                               "add the column, then ALTER COLUMN ... SET DEFAULT")
             position = scala_option(col.position())
             changes.append(sc.AddColumn(parts if len(parts) > 1 else parts[0],
                                         _arrow_type(parts[-1], col.dataType(), bool(col.nullable())),
@@ -166,8 +179,11 @@ def alter_table(ctx: SqlContext, plan: Any) -> None:
     elif kind == "AlterColumns":  # ALTER COLUMN c TYPE t / DROP NOT NULL / COMMENT 'x'
         for spec in scala_list(plan.specs()):
             name = _field_name(spec.column())
-            if scala_option(spec.newPosition()) is not None or scala_option(spec.newDefaultExpression()) is not None:
-                raise SqlError(f"ALTER COLUMN {name}: FIRST/AFTER and DEFAULT are not supported by paimon_ds.sql")
+            if scala_option(spec.newPosition()) is not None:
+                raise SqlError(f"ALTER COLUMN {name}: FIRST/AFTER is not supported by paimon_ds.sql")
+            default = _default_sql(spec.newDefaultExpression())
+            if default is not None or bool(spec.dropDefault()):  # SET DEFAULT v / DROP DEFAULT
+                changes.append(sc.UpdateColumnDefaultValue(name, default))
             dtype = scala_option(spec.newDataType())
             if dtype is not None:
                 changes.append(sc.UpdateColumnType(name, _arrow_type(name, dtype)))
@@ -179,8 +195,8 @@ def alter_table(ctx: SqlContext, plan: Any) -> None:
                 changes.append(sc.UpdateColumnComment(name, str(comment)))
     else:
         raise SqlError(f"ALTER TABLE ({kind}) is not supported by paimon_ds.sql; supported: SET/UNSET TBLPROPERTIES, "
-                       "ADD COLUMNS, RENAME COLUMN, DROP COLUMN(S), ALTER COLUMN (TYPE, DROP NOT NULL, COMMENT), "
-                       "RENAME TO")
+                       "ADD COLUMNS, RENAME COLUMN, DROP COLUMN(S), ALTER COLUMN (TYPE, DROP NOT NULL, COMMENT, "
+                       "SET / DROP DEFAULT), RENAME TO")
     ctx.catalog.alter_table(ident, changes)
     ctx.refresh(ident)
 
