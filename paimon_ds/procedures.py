@@ -53,6 +53,14 @@ def create_tag(table: TableRef, tag: str, snapshot: int | None = None,
     return maintenance.create_tag(_table(table, storage_options), tag, snapshot, retained)
 
 
+def replace_tag(table: TableRef, tag: str, snapshot: int | None = None,
+                storage_options: dict[str, Any] | None = None, time_retained: str | None = None) -> Snapshot:
+    """Point an existing tag at a snapshot (the latest by default), with ``time_retained`` (a duration such as
+    `1 h`; default: the table's `tag.default-time-retained`), as Paimon 1.x's replace_tag. Returns the snapshot."""
+    retained = None if time_retained in (None, "") else parse_duration(str(time_retained))
+    return maintenance.replace_tag(_table(table, storage_options), tag, snapshot, retained)
+
+
 def delete_tag(table: TableRef, tag: str, storage_options: dict[str, Any] | None = None) -> list[str]:
     """Delete a tag and the files only it kept; returns those files. A tag that does not exist is no error (Paimon's
     TagManager.deleteTag only logs it)."""

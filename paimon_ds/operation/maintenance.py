@@ -73,6 +73,23 @@ def create_tag(table: FileStore, name: str, snapshot_id: int | None = None,
     return snapshot
 
 
+def replace_tag(table: FileStore, name: str, snapshot_id: int | None = None,
+                time_retained_ns: int | None = None) -> Snapshot:
+    """Point an existing tag at a snapshot (the latest by default) with a new retention, as Paimon 1.x's
+    TagManager.replaceTag: the tag file is rewritten (files only the old snapshot kept stay until
+    remove_orphan_files, as in Paimon)."""
+    check_supported(table.options, TAG, table.path)
+    sm = table.snapshot_manager
+    if name not in sm.tag_names():
+        raise SnapshotNotFound(f"Tag '{name}' doesn't exist.")
+    snapshot = sm.snapshot(snapshot_id) if snapshot_id is not None else sm.latest()
+    if snapshot is None:
+        raise SnapshotNotFound(f"{table.path} has no snapshot to tag")
+    retained = table.options.get("tag.default-time-retained") if time_retained_ns is None else time_retained_ns
+    table.io.write_bytes(sm.tag_path(name), tag_json(snapshot, retained).encode())
+    return snapshot
+
+
 def delete_tag(table: FileStore, name: str) -> list[str]:
     """Remove a tag, and the files only it still referenced (its snapshot expired since); returns them."""
     sm = table.snapshot_manager

@@ -20,6 +20,7 @@ PROCEDURE_ARGS = {
     "compact": ("table", "partitions", "compact_strategy", "order_strategy", "order_by", "where", "options"),
     "expire_snapshots": ("table", "retain_max", "retain_min", "older_than", "max_deletes", "options"),
     "create_tag": ("table", "tag", "snapshot", "time_retained"),
+    "replace_tag": ("table", "tag", "snapshot", "time_retained"),
     "delete_tag": ("table", "tag"),
     "rollback": ("table", "version", "snapshot", "tag"),
     "rollback_to_timestamp": ("table", "timestamp"),
@@ -45,6 +46,8 @@ BRANCH_SUFFIX = "$branch_"
 
 def call(ctx: SqlContext, plan: Any) -> DataFrame:
     parts = name_parts(plan.procedure())
+    if len(parts) == 3:  # `CALL paimon.sys.x`: Paimon's catalog name first; the attached warehouse is the catalog
+        parts = parts[1:]
     name = parts[-1].lower()
     if len(parts) != 2 or parts[0].lower() != "sys" or name not in PROCEDURE_ARGS:
         raise SqlError(f"unknown procedure {'.'.join(parts)}; available: "
@@ -104,12 +107,13 @@ def call(ctx: SqlContext, plan: Any) -> DataFrame:
         result = procedures.expire_snapshots(table, args.get("retain_max"), args.get("retain_min"),
                                              args.get("older_than"), args.get("max_deletes"))
         return spark.createDataFrame([(len(result.expired),)], "deleted_snapshots_count int")
-    if name == "create_tag":
+    if name in ("create_tag", "replace_tag"):
         if "tag" not in args:
-            raise SqlError("sys.create_tag needs tag => 'name'")
+            raise SqlError(f"sys.{name} needs tag => 'name'")
         retained = args.get("time_retained")
-        procedures.create_tag(table, str(args["tag"]), args.get("snapshot"),
-                              time_retained=None if retained is None else str(retained))
+        tag_procedure = procedures.create_tag if name == "create_tag" else procedures.replace_tag
+        tag_procedure(table, str(args["tag"]), args.get("snapshot"),
+                      time_retained=None if retained is None else str(retained))
         return spark.createDataFrame([(True,)], "result boolean")
     if name == "delete_tag":
         if "tag" not in args:

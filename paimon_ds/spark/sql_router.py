@@ -4,7 +4,8 @@ Spark drops a Python source table's OPTIONS / TBLPROPERTIES / LOCATION, calls no
 and refuses DELETE / UPDATE / MERGE and PARTITION clauses on such tables. So the statement is parsed by
 the session's own parser (no SQL parser of ours; paimon_ds.spark.sql) and, if it is one of those, run here
 against the attached warehouse: DDL through paimon_ds.Catalog (sql_ddl), row-level statements and INSERTs
-that need the package's write (sql_dml), `CALL sys.<procedure>` through paimon_ds.procedures (sql_call).
+that need the package's write (sql_dml), `CALL sys.<procedure>` through paimon_ds.procedures (sql_call),
+Paimon's tag DDL (`ALTER TABLE t CREATE TAG ...`, `SHOW TAGS t`: sql_tags).
 Queries on attached tables read them natively (sql_query). Every other statement goes to spark.sql.
 """
 
@@ -21,6 +22,7 @@ from .sql_call import call
 from .sql_ddl import DDL_HANDLERS
 from .sql_dml import DML_HANDLERS, needs_package_write
 from .sql_query import is_query, native_query
+from .sql_tags import run_tag_statement, tag_statement
 
 # Plan node -> what runs it here
 HANDLERS: dict[str, Callable[[SqlContext, Any], Any]] = {**DDL_HANDLERS, **DML_HANDLERS, "Call": call}
@@ -34,6 +36,9 @@ REFUSED = {
 
 def run(spark: SparkSession, statement: str, warehouse: str | None = None) -> DataFrame | None:
     """Run ``statement``: here if Spark cannot run it on a Paimon table, else with spark.sql."""
+    tags = tag_statement(statement)  # Paimon's tag DDL, which Spark's parser does not know
+    if tags is not None:
+        return run_tag_statement(SqlContext(spark, warehouse), tags)
     plan = parse_plan(spark, statement)
     kind = plan_kind(plan)
     handler = HANDLERS.get(kind)
