@@ -221,7 +221,7 @@ class AppendFileWriter(RollingFileWriter):
             for w in writers:
                 w.abort()
             raise
-        created = now_utc()  # one creation time: the files' order is their names'
+        created = now_local_wall()  # one creation time: the files' order is their names'
         for w, files in zip(writers, done):
             self.written_paths += w.written_paths  # this writer's abort deletes them too
             self.done += [replace(f, creation_time=created) for f in files]
@@ -247,7 +247,7 @@ class AppendFileWriter(RollingFileWriter):
             file_name=sink.name, file_size=size, row_count=self.rows,
             value_stats=self._stats.result(), min_sequence_number=0,
             max_sequence_number=max(0, self.rows - 1), schema_id=self.table.table_schema.id, level=0,
-            creation_time=now_utc(), delete_row_count=0, file_source=FileSource.APPEND,
+            creation_time=now_local_wall(), delete_row_count=0, file_source=FileSource.APPEND,
             external_path=sink.external_path, extra_files=extra, embedded_index=embedded)
 
     def _finish_index(self, sink: DataFileSink) -> tuple[bytes | None, tuple[str, ...]]:
@@ -264,6 +264,9 @@ class AppendFileWriter(RollingFileWriter):
         return None, (sink.name + INDEX_FILE_SUFFIX,)
 
 
-def now_utc() -> dt.datetime:
-    """A file's creation time as Paimon records it: UTC, without a zone."""
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+def now_local_wall() -> dt.datetime:
+    """A file's creation time as Paimon records it: the wall time of the system's zone, in milliseconds, without a
+    zone (DataFileMeta: ``Timestamp.fromLocalDateTime(LocalDateTime.now()).toMillisTimestamp()``); readers take it
+    back in the system's zone (creationTimeEpochMillis)."""
+    now = dt.datetime.now()
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)

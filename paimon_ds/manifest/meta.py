@@ -21,6 +21,13 @@ class FileSource(IntEnum):
     COMPACT = 1
 
 
+def _wall_millis(t: dt.datetime | None) -> dt.datetime | None:
+    """The creation time as the Avro encoder must see it to store its wall time's milliseconds (Paimon's
+    timestamp-millis of a LocalDateTime): a naive wall time marked UTC, since the encoder reads a naive one as
+    the process's local time."""
+    return t.replace(tzinfo=dt.timezone.utc) if t is not None and t.tzinfo is None else t
+
+
 @dataclass(frozen=True)
 class SimpleStats:
     """Min and max values as serialized BinaryRows, and null counts, of some columns."""
@@ -76,7 +83,7 @@ class DataFileMeta:
             "_KEY_STATS": self.key_stats.to_avro(), "_VALUE_STATS": self.value_stats.to_avro(),
             "_MIN_SEQUENCE_NUMBER": self.min_sequence_number, "_MAX_SEQUENCE_NUMBER": self.max_sequence_number,
             "_SCHEMA_ID": self.schema_id, "_LEVEL": self.level, "_EXTRA_FILES": list(self.extra_files),
-            "_CREATION_TIME": self.creation_time, "_DELETE_ROW_COUNT": self.delete_row_count,
+            "_CREATION_TIME": _wall_millis(self.creation_time), "_DELETE_ROW_COUNT": self.delete_row_count,
             "_EMBEDDED_FILE_INDEX": self.embedded_index, "_FILE_SOURCE": self.file_source,
             "_VALUE_STATS_COLS": None if self.value_stats_cols is None else list(self.value_stats_cols),
             "_EXTERNAL_PATH": self.external_path, "_FIRST_ROW_ID": self.first_row_id,

@@ -12,7 +12,7 @@ from ..casts.column import cast_column
 from ..format.binary_row import serialize_arrow_row
 from ..format.data_file import open_data_file
 from ..format.stats import StatsCollector
-from ..io.data_files import DataFileSink, RollingFileWriter, now_utc
+from ..io.data_files import DataFileSink, RollingFileWriter, now_local_wall
 from ..manifest.meta import DataFileMeta, FileSource
 from ..types import canonical_nans, conform_array
 from .kv import DELETE, KEY_PREFIX, KIND, SEQ, UPDATE_BEFORE, KeyValueLayout
@@ -73,7 +73,7 @@ class KeyValueFileWriter(RollingFileWriter):
             key_stats=self._key_stats.result(),
             value_stats=self._value_stats.result(),
             min_sequence_number=self._min_seq or 0, max_sequence_number=self._max_seq or 0,
-            schema_id=self.table.table_schema.id, level=self.level, creation_time=now_utc(),
+            schema_id=self.table.table_schema.id, level=self.level, creation_time=now_local_wall(),
             delete_row_count=self._deletes, file_source=self.file_source, external_path=sink.external_path)
 
 

@@ -130,12 +130,12 @@ def partition_entries(table: FileStore) -> dict[bytes, int]:
     for meta in (manifest_list.read(snapshot.base_manifest_list) + manifest_list.read(snapshot.delta_manifest_list)):
         for e in manifest_file.read(meta.file_name):
             counts[e.partition] = counts.get(e.partition, 0) + (1 if e.kind == FileKind.ADD else -1)
-            created = _creation_millis(e.file.creation_time)
+            created = creation_millis(e.file.creation_time)
             newest[e.partition] = max(newest.get(e.partition, created), created)
     return {p: newest[p] for p, n in counts.items() if n > 0}
 
 
-def _creation_millis(created: dt.datetime | None) -> int:
+def creation_millis(created: dt.datetime | None) -> int:
     """DataFileMeta.creationTimeEpochMillis: the stored wall time in the system's zone (0 if there is none)."""
     if created is None:
         return 0

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from ..format.binary_row import serialize_arrow_row
 from ..format.partition import bucket_path, partition_path
 from ..format.stats import StatsCollector
-from ..io.data_files import now_utc
+from ..io.data_files import now_local_wall
 from ..io.names import DataFileNamer
 from ..manifest.meta import DataFileMeta, FileSource
 from ..types import conform_array
@@ -82,7 +82,7 @@ def adopt_staged_files(table: FileStore, staged: Sequence[StagedFile], job_prefi
             meta = DataFileMeta(
                 file_name=name, file_size=table.io.size(f"{directory}/{name}"), row_count=md.num_rows,
                 value_stats=stats, min_sequence_number=0, max_sequence_number=md.num_rows - 1,
-                schema_id=schema.id, level=0, creation_time=now_utc(), delete_row_count=0,
+                schema_id=schema.id, level=0, creation_time=now_local_wall(), delete_row_count=0,
                 file_source=FileSource.APPEND)
             message = messages.get((part_key, item.bucket))
             if message is None:

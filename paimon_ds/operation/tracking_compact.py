@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..format.stats import StatsCollector
-from ..io.data_files import DataFileSink, RollingFileWriter, now_utc
+from ..io.data_files import DataFileSink, RollingFileWriter, now_local_wall
 from ..io.names import DataFileNamer
 from ..manifest.meta import DataFileMeta, FileSource
 from ..row_tracking import ROW_ID, SEQUENCE_NUMBER, SYSTEM_COLUMNS, system_fields
@@ -61,7 +61,7 @@ class TrackedFileWriter(RollingFileWriter):
         return DataFileMeta(
             file_name=sink.name, file_size=size, row_count=self.rows, value_stats=self._stats.result(),
             min_sequence_number=self._seq_lo or 0, max_sequence_number=self._seq_hi or 0,
-            schema_id=self.table.table_schema.id, level=0, creation_time=now_utc(), delete_row_count=0,
+            schema_id=self.table.table_schema.id, level=0, creation_time=now_local_wall(), delete_row_count=0,
             file_source=FileSource.COMPACT, external_path=sink.external_path,
             first_row_id=int(ids[0]) if contiguous else None, write_cols=self.write_cols)
 
