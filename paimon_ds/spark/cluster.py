@@ -247,14 +247,17 @@ def _with_global_index_buckets(df: DataFrame, table: Table, channels: int, overw
 
 
 def compact(spark: SparkSession, path: str, full: bool = False, options: dict[str, Any] | None = None,
-            partitions: str | list[dict[str, Any]] | None = None) -> Snapshot | None:
+            partitions: str | list[dict[str, Any]] | Callable[[bytes], bool] | None = None) -> Snapshot | None:
     """Compact a table's buckets in Spark tasks; commit one COMPACT snapshot.
 
     Runs alongside writers: their new files are untouched. Returns the snapshot, or None if no
-    bucket needed compaction. ``partitions``: only these (`dt=x,hr=1;dt=y` or a list of dicts).
+    bucket needed compaction. ``partitions``: only these (`dt=x,hr=1;dt=y`, a list of dicts, or a function of a
+    serialized partition). The job runs min(buckets to compact, the session's parallelism) tasks, as Paimon's
+    readParallelism (the larger of spark.default.parallelism and spark.sql.shuffle.partitions).
     """
     table = Table.load(path, {**session_storage(spark), **{str(k): str(v) for k, v in (options or {}).items()}})
-    tasks = plan_compaction(table, full, partitions=partition_filter(table, partitions))
+    accept = partitions if callable(partitions) else partition_filter(table, partitions)
+    tasks = plan_compaction(table, full, partitions=accept)
     if not tasks:
         return None
     payload = [(i, pickle.dumps(t)) for i, t in enumerate(tasks)]
@@ -266,6 +269,8 @@ def compact(spark: SparkSession, path: str, full: bool = False, options: dict[st
                    for blob in b.column(b.schema.get_field_index("task")).to_pylist()]
             yield pa.RecordBatch.from_arrays([pa.array(out, pa.binary())], schema=result_schema)
 
-    jobs = spark.createDataFrame(payload, "i int, task binary").repartition(len(tasks), "i")
+    parallelism = max(spark.sparkContext.defaultParallelism,
+                      int(spark.conf.get("spark.sql.shuffle.partitions", "200")))
+    jobs = spark.createDataFrame(payload, "i int, task binary").repartition(min(len(tasks), parallelism), "i")
     rows = jobs.mapInArrow(run, "message binary").collect()
     return table.new_commit().commit_or_abort([m for r in rows for m in pickle.loads(r["message"])])

@@ -6,18 +6,28 @@ Each returns a DataFrame of what Paimon's procedure returns.
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
+import pyarrow as pa
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
 from .. import procedures
+from ..format.binary_row import deserialize_row
+from ..format.partition import parse_partition_specs, partition_filter
+from ..operation.partition_expire import partition_entries
+from ..options import parse_duration_ms
+from ..row_tracking import data_evolution_enabled
 from ..table import Table
 from .cluster import compact
 from .sql import SqlContext, SqlError, constant_value, name_parts, plan_kind, scala_list
+from .types import spark_schema
 
 # Each procedure's arguments, in Paimon's order (for positional calls)
 PROCEDURE_ARGS = {
-    "compact": ("table", "partitions", "compact_strategy", "order_strategy", "order_by", "where", "options"),
+    "compact": ("table", "partitions", "compact_strategy", "order_strategy", "order_by", "where", "options",
+                "partition_idle_time"),
     "expire_snapshots": ("table", "retain_max", "retain_min", "older_than", "max_deletes", "options"),
     "create_tag": ("table", "tag", "snapshot", "time_retained"),
     "replace_tag": ("table", "tag", "snapshot", "time_retained"),
@@ -40,13 +50,15 @@ PROCEDURE_ARGS = {
     "reset_consumer": ("table", "consumerId", "nextSnapshotId"),
     "clear_consumers": ("table", "includingConsumers", "excludingConsumers"),
 }
+# a procedure's catalog, as Paimon's Spark catalogs are named (its tests call `paimon.sys.compact`)
+CATALOG_NAMES = ("paimon", "spark_catalog")
 # `db.t$branch_<name>`: a procedure's table on one of its branches, as Paimon's identifiers name it
 BRANCH_SUFFIX = "$branch_"
 
 
 def call(ctx: SqlContext, plan: Any) -> DataFrame:
     parts = name_parts(plan.procedure())
-    if len(parts) == 3:  # `CALL paimon.sys.x`: Paimon's catalog name first; the attached warehouse is the catalog
+    if len(parts) == 3 and parts[0].lower() in CATALOG_NAMES:  # `paimon.sys.compact`, as Paimon's catalog names it
         parts = parts[1:]
     name = parts[-1].lower()
     if len(parts) != 2 or parts[0].lower() != "sys" or name not in PROCEDURE_ARGS:
@@ -91,15 +103,7 @@ def call(ctx: SqlContext, plan: Any) -> DataFrame:
                                    None if excluding is None else str(excluding))
         return spark.createDataFrame([(True,)], "result boolean")
     if name == "compact":
-        for unsupported in ("order_strategy", "order_by", "where"):
-            if args.get(unsupported) not in (None, "", "none"):
-                raise SqlError(f"sys.compact: {unsupported} is not supported by paimon_ds")
-        strategy = str(args.get("compact_strategy") or "full").lower()
-        if strategy not in ("full", "minor"):
-            raise SqlError(f"sys.compact: compact_strategy must be 'full' or 'minor', got {strategy!r}")
-        options = {**_parse_options(args.get("options")), **({"branch": branch} if branch else {})}
-        snapshot = compact(spark, table.path, strategy == "full", options, args.get("partitions") or None)
-        return spark.createDataFrame([(snapshot is not None,)], "result boolean")
+        return _compact(spark, table, args, branch)
     if name == "expire_snapshots":
         options = _parse_options(args.get("options"))  # table options for this call (Paimon 1.x)
         if options:
@@ -124,6 +128,85 @@ def call(ctx: SqlContext, plan: Any) -> DataFrame:
     if name in TAG_AND_PARTITION_PROCEDURES:
         return _tag_or_partition_procedure(spark, name, table, args)
     return spark.createDataFrame([_remove_orphan_files(table, args)], ORPHANS_RESULT)
+
+
+def _compact(spark: SparkSession, table: Table, args: dict[str, Any], branch: str) -> DataFrame:
+    """sys.compact with Paimon 1.4's arguments and checks; `where` (a partition predicate) runs in Spark on the
+    table's partitions, as Paimon resolves it; `partition_idle_time` leaves out partitions written since. Returns
+    true, as Paimon's procedure does, also when no bucket needed compaction."""
+    def given(key: str) -> str | None:
+        value = args.get(key)
+        return None if value is None or not str(value).strip() else str(value)
+
+    partitions, where, idle = given("partitions"), given("where"), given("partition_idle_time")
+    order, order_by = (given("order_strategy") or "none").lower(), given("order_by")
+    if order == "none" and order_by:
+        raise SqlError('sys.compact: order_strategy "none" cannot work with order_by columns.')
+    if idle and order != "none":
+        raise SqlError("sys.compact: sort compact do not support 'partition_idle_time'.")
+    strategy = (given("compact_strategy") or "full").lower()
+    if strategy not in ("full", "minor"):
+        raise SqlError(f"sys.compact: compact_strategy must be 'full' or 'minor', got {strategy!r}")
+    if partitions and where:
+        raise SqlError("sys.compact: partitions and where cannot be used together.")
+    keys = table.partition_keys
+    sort_columns = [c.strip() for c in order_by.split(",")] if order_by else []
+    if any(c in keys for c in sort_columns):
+        raise SqlError(f"sys.compact: order_by should not contain partition cols, because it is meaningless, your "
+                       f"order_by cols are {sort_columns}, and partition cols are {keys}")
+    selected = _compact_partitions(spark, table, partitions, where)
+    if order != "none" and data_evolution_enabled(table.options):
+        raise SqlError("sys.compact: Data Evolution table cannot be sorted!")
+    if order != "none":
+        raise SqlError(f"sys.compact: order_strategy {order!r} (sort compact) is not supported by paimon_ds")
+    if idle:
+        newest = partition_entries(table)
+        before = int(time.time() * 1000) - parse_duration_ms(idle)
+        idle_ones = {p for p, created in newest.items() if created <= before}
+        selected = idle_ones if selected is None else selected & idle_ones
+    options = {**_parse_options(args.get("options")), **({"branch": branch} if branch else {})}
+    if selected is not None and not selected:
+        return spark.createDataFrame([(True,)], "result boolean")  # no partition to compact
+    compact(spark, table.path, strategy == "full", options,
+            None if selected is None else (lambda p, chosen=frozenset(selected): p in chosen))
+    return spark.createDataFrame([(True,)], "result boolean")
+
+
+def _compact_partitions(spark: SparkSession, table: Table, partitions: str | None,
+                        where: str | None) -> set[bytes] | None:
+    """The partitions sys.compact's `partitions` (`k=v,k2=v2;k=w`, values bare or quoted) or `where` names (None:
+    all). A `where` is a Spark predicate of the partition columns, evaluated by Spark on the table's partitions."""
+    if partitions is None and where is None:
+        return None
+    keys = table.partition_keys
+    if not keys:
+        raise SqlError("sys.compact: Table should be a partitioned table when using partition predicate.")
+    existing = list(partition_entries(table))
+    types = [f.type for f in table.table_schema.partition_fields]
+    values = [deserialize_row(p, types) for p in existing]
+    if partitions is not None:
+        specs = parse_partition_specs(partitions)
+        for spec in specs:
+            if any(k not in keys for k in spec):
+                raise SqlError(f"sys.compact: Only partition predicate is supported, your predicate is "
+                               f"{partitions!r}, but partition keys are {keys}")
+            for k, v in spec.items():  # Paimon reads the spec as a Spark predicate: "p1" is a string literal
+                if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
+                    spec[k] = v[1:-1]
+        accept = partition_filter(table, specs)
+        return {p for p in existing if accept is None or accept(p)}
+    arrow = table.arrow_schema()
+    schema = spark_schema(pa.schema([arrow.field(k) for k in keys]).append(pa.field(INDEX_COLUMN, pa.int32())))
+    df = spark.createDataFrame([(*v, i) for i, v in enumerate(values)], schema)
+    try:
+        matched = df.where(where).select(INDEX_COLUMN).collect()
+    except AnalysisException as e:
+        raise SqlError(f"sys.compact: Only partition predicate is supported, your predicate is {where!r}, but "
+                       f"partition keys are {keys} ({str(e).splitlines()[0]})") from None
+    return {existing[r[0]] for r in matched}
+
+
+INDEX_COLUMN = "_paimon_ds_partition_index"
 
 
 # Paimon 1.0+'s remove_orphan_files result (0.9 returned a `result` row per file)

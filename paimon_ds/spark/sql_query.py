@@ -30,6 +30,7 @@ from pyspark.sql import functions as F
 
 from ..expressions import FilterError, bind_filter, col
 from ..predicate import Predicate, and_all
+from ..row_tracking import COLUMNS_OPTION
 from .catalog import ATTACHED_CONF
 from .native_read import read
 from .options import storage_job_options
@@ -281,6 +282,10 @@ def system_relation(ctx: SqlContext, relation: Any, shadowed: set[str]) -> Any |
     if found is None:
         return None
     path, qualifier, _ = found
+    if named[1] == "row_tracking":  # Paimon's `$row_tracking`: the table's rows with _ROW_ID and _SEQUENCE_NUMBER
+        options = {**storage_job_options(ctx.storage_options), COLUMNS_OPTION: "true"}
+        plan = read(ctx.spark, path, options)._jdf.queryExecution().analyzed()
+        return aliased(ctx, plan, qualifier, f"{named[0]}${named[1]}")
     df = system_table(ctx.spark, path, named[1], ctx.storage_options)
     return aliased(ctx, df._jdf.queryExecution().analyzed(), qualifier, f"{named[0]}${named[1]}")
 
