@@ -423,7 +423,8 @@ OPTIONS: dict[str, Option] = {o.key: o for o in [
     Option("incremental-between", None, str, "Batch reads: the changes between two snapshots `start,end` (the start "
            "exclusive) or two tags `tag1,tag2` (the diff of their snapshots), as Paimon 0.9 reads them.", table=False),
     Option("incremental-between-timestamp", None, str, "Batch reads: the changes between two epoch millis `t1,t2` "
-           "(the snapshots they fall in, the start exclusive).", table=False),
+           "(the snapshots they fall in, the start exclusive), or two local times `yyyy-MM-dd HH:mm:ss[.SSS]` "
+           "(Paimon 1.x).", table=False),
     Option("incremental-between-scan-mode", "auto", enum_parser("auto", "delta", "changelog", "diff"),
            "What an incremental read takes: delta (the data files of APPEND commits), changelog (the changelog "
            "files), auto (changelog with a changelog producer, else delta), diff (Paimon 1.x: the merged rows that "

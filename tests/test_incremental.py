@@ -15,6 +15,7 @@ import pytest
 
 from paimon_ds import Table, procedures
 from paimon_ds.operation.compact import compact_in_process
+from paimon_ds.operation.incremental import changed_rows_keep_delete
 from paimon_ds.options import OptionError
 from paimon_ds.table import write_arrow
 
@@ -197,3 +198,19 @@ def test_java_reads_the_same_ranges_of_a_partitioned_bucketed_table(tmp_path, ja
 
     assert [ours(o) for o in cases] == [sorted(rows) for rows in expected]
     assert expected[-1] == [(2, "B"), (4, "D"), (5, None)]
+
+
+def test_changed_rows_keep_delete_as_diff_merger_with_keep_delete():
+    """IncrementalDiffSplitRead's DiffMerger with keepDelete (Paimon 1.4.1; an audit_log read between tags): a key
+    only the end holds gives its row in its own kind (-D too); one both hold gives the end's row where the value or
+    add-ness differs; one only the start holds as an add gives that row as -D."""
+    def table(rows):
+        return pa.table({"rowkind": [r[0] for r in rows], "k": pa.array([r[1] for r in rows], pa.int32()),
+                         "v": pa.array([r[2] for r in rows], pa.int32())})
+
+    before = table([("+I", 1, 10), ("+I", 2, 20), ("+I", 3, 30), ("-D", 4, 40), ("+I", 5, 50), ("+I", 6, 60)])
+    after = table([("+I", 1, 10), ("+U", 2, 21), ("-D", 3, 30), ("-D", 4, 40), ("+I", 7, 70), ("-D", 8, 80),
+                   ("+U", 6, 60)])
+    got = changed_rows_keep_delete(before, after, ["k"], "rowkind")
+    assert sorted(zip(*(got[c].to_pylist() for c in ("rowkind", "k", "v"))), key=lambda r: r[1]) == [
+        ("+U", 2, 21), ("-D", 3, 30), ("-D", 5, 50), ("+I", 7, 70), ("-D", 8, 80)]

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 from ..manifest.meta import DataFileMeta, FileKind, ManifestEntry
 from ..options import OptionError
 from ..snapshot import Snapshot
-from ..time_travel import startup_mode
+from ..time_travel import startup_mode, timestamp_text_millis
 from .scan import Split, TableScan
 
 if TYPE_CHECKING:
@@ -59,9 +59,10 @@ def new_scan(table: FileStore, predicate: Predicate | None = None, parallelism: 
     return TableScan(table, predicate, parallelism=parallelism)
 
 
-def changed_rows(before: pa.Table, after: pa.Table, keys: list[str]) -> pa.Table:
+def changed_rows(before: pa.Table, after: pa.Table, keys: list[str], ignored: tuple[str, ...] = ()) -> pa.Table:
     """The rows of ``after`` (one per key) whose key ``before`` lacks or holds with another value
-    (IncrementalDiffSplitRead's DiffMerger: a key only before is dropped, equal values are dropped)."""
+    (IncrementalDiffSplitRead's DiffMerger: a key only before is dropped, equal values are dropped).
+    ``ignored``: columns left out of the comparison."""
     if before.num_rows == 0 or after.num_rows == 0:
         return after
     pos_a, pos_b = "__paimon_ds_after", "__paimon_ds_before"
@@ -74,7 +75,7 @@ def changed_rows(before: pa.Table, after: pa.Table, keys: list[str]) -> pa.Table
     a_rows, b_rows = matched[pos_a], matched[pos_b]
     differs = pa.array([False] * matched.num_rows, pa.bool_())
     for name in after.column_names:
-        if name in keys:
+        if name in keys or name in ignored:
             continue
         x, y = after[name].take(a_rows), before[name].take(b_rows)
         try:
@@ -89,6 +90,27 @@ def changed_rows(before: pa.Table, after: pa.Table, keys: list[str]) -> pa.Table
     changed = changed.combine_chunks() if isinstance(changed, pa.ChunkedArray) else changed
     taken = pa.concat_arrays([new_only.combine_chunks().cast(pa.int64()), changed.cast(pa.int64())])
     return after.take(pc.take(taken, pc.sort_indices(taken)))
+
+
+def changed_rows_keep_delete(before: pa.Table, after: pa.Table, keys: list[str], kind: str) -> pa.Table:
+    """DiffMerger with keepDelete (an audit_log read between tags; Paimon 1.x's IncrementalDiffSplitRead): both
+    sides merged with their deletions kept, in row kind column ``kind``. A key only ``after`` holds gives its row
+    (its own kind, -D too); one both hold gives the after row where the value or add-ness (+I/+U against -U/-D)
+    differs; one only ``before`` holds as an add gives that row as -D."""
+    adds = pa.array(["+I", "+U"], pa.string())
+    flag = "__paimon_ds_is_add"
+
+    def flagged(t: pa.Table) -> pa.Table:
+        return t.append_column(flag, pc.is_in(t[kind], value_set=adds))
+
+    changed = changed_rows(flagged(before), flagged(after), keys, ignored=(kind,)).drop_columns([flag])
+    added_before = before.filter(pc.is_in(before[kind], value_set=adds))
+    if added_before.num_rows == 0:
+        return changed
+    gone = added_before.join(after.select(keys), keys, join_type="left anti").select(before.column_names)
+    gone = gone.set_column(gone.schema.get_field_index(kind), before.schema.field(kind),
+                           pa.array(["-D"] * gone.num_rows, pa.string()))
+    return pa.concat_tables([changed, gone.cast(changed.schema)])
 
 
 def plan_incremental(scan: TableScan) -> list[Split]:
@@ -121,9 +143,15 @@ def plan_incremental(scan: TableScan) -> list[Split]:
             raise OptionError(f"Tag end {parts[1]} with snapshot id {end_tag.id} should be larger than tag start "
                               f"{parts[0]} with snapshot id {start_tag.id}")
         return _diff(scan, start_tag, end_tag)
-    if not all(_JAVA_LONG.fullmatch(p) for p in parts):
-        raise OptionError(f"incremental-between-timestamp takes two epoch millis 't1,t2', got {text!r}")
-    return _between_times(scan, int(parts[0]), int(parts[1]), mode)
+    if all(_JAVA_LONG.fullmatch(p) for p in parts):
+        return _between_times(scan, int(parts[0]), int(parts[1]), mode)
+    # Paimon 1.x (AbstractDataTableScan): else two timestamps `yyyy-MM-dd HH:mm:ss[.SSS]` in the local zone
+    try:
+        start, end = (timestamp_text_millis(p) for p in parts)
+    except OptionError:
+        raise OptionError("incremental-between-timestamp takes two epoch millis or two timestamps "
+                          f"(yyyy-MM-dd HH:mm:ss[.SSS]) 't1,t2', got {text!r}") from None
+    return _between_times(scan, start, end, mode)
 
 
 def _between_ids(scan: TableScan, start: int, end: int, mode: str) -> list[Split]:

@@ -32,7 +32,7 @@ from ..row_tracking import SYSTEM_COLUMNS, columns_requested, row_tracking_enabl
 from ..store import fallback_column_names
 from ..types import conform_array
 from .evolution import RowTrackingRead, needs_tracking_read
-from .incremental import changed_rows
+from .incremental import changed_rows, changed_rows_keep_delete
 from .scan import Split
 
 if TYPE_CHECKING:
@@ -130,18 +130,22 @@ class TableRead:
     def _read_diff(self, split: Split) -> Iterator[pa.RecordBatch]:
         """An incremental diff split of a primary-key bucket: the keys whose merged value the files only the end
         snapshot holds give anew, against the files only the start holds (IncrementalDiffSplitRead; whole rows
-        are compared, then projected)."""
-        if self.row_kind_column is not None or self.file_column is not None or self.tracking is not None:
+        are compared, then projected). With a row-kind column (audit_log) deletions are kept, as its DiffMerger
+        with keepDelete: a key the end deletes or no longer holds is a -D row."""
+        if self.file_column is not None or self.tracking is not None:
             raise OptionError(f"an incremental read between tags (or scan mode diff) of {self.table.path} gives "
-                              "merged rows only: no row-kind, file or row-tracking columns")
-        whole = TableRead(self.table)
+                              "merged rows only: no file or row-tracking columns")
+        keep_delete = self.row_kind_column is not None
+        whole = TableRead(self.table, row_kind_column=self.row_kind_column)
 
         def merged(files: list[DataFileMeta]) -> pa.Table:
             part = dataclasses.replace(split, files=files, before_files=None)
-            return pa.Table.from_batches(list(whole.read(part)), schema=whole.output_schema)
+            return pa.Table.from_batches(list(whole.read(part, delta=keep_delete)), schema=whole.output_schema)
 
-        rows = changed_rows(merged(split.before_files or []), merged(split.files),
-                            self.table.table_schema.primary_keys)
+        keys = self.table.table_schema.primary_keys
+        before, after = merged(split.before_files or []), merged(split.files)
+        rows = changed_rows_keep_delete(before, after, keys, self.row_kind_column) if keep_delete else \
+            changed_rows(before, after, keys)
         yield from rows.select(self.output_schema.names).to_batches()
 
     def read_units(self, splits: Sequence[Split]) -> list[tuple[int, Callable[[], Iterator[pa.RecordBatch]]]]:

@@ -47,7 +47,10 @@ from .sql import (
 )
 from .system import system_table
 
-INCREMENTAL_QUERY = "paimon_incremental_query"  # Paimon's Spark table function (PaimonTableValuedFunctions)
+# Paimon's Spark table functions (PaimonTableValuedFunctions) and the read option each sets
+INCREMENTAL_QUERY = "paimon_incremental_query"
+INCREMENTAL_FUNCTIONS = {INCREMENTAL_QUERY: "incremental-between",
+                         "paimon_incremental_between_timestamp": "incremental-between-timestamp"}
 
 # Plan roots that are statements rather than queries: left to spark.sql untouched.
 STATEMENT_TRAITS = ("org.apache.spark.sql.catalyst.plans.logical.Command",
@@ -143,7 +146,7 @@ def substitute(ctx: SqlContext, node: Any, shadowed: set[str], read_plans: dict[
     if plan_kind(node) == "RelationTimeTravel":
         return time_travel(ctx, node, shadowed)
     if plan_kind(node) == "UnresolvedTableValuedFunction" and \
-            [str(p).lower() for p in scala_list(node.name())] == [INCREMENTAL_QUERY]:
+            len(scala_list(node.name())) == 1 and str(scala_list(node.name())[0]).lower() in INCREMENTAL_FUNCTIONS:
         return incremental_query(ctx, node), True
     children = scala_list(node.children())
     if not children:
@@ -259,16 +262,26 @@ def time_travel(ctx: SqlContext, node: Any, shadowed: set[str]) -> tuple[Any, bo
 
 
 def incremental_query(ctx: SqlContext, node: Any) -> Any:
-    """`paimon_incremental_query('db.t', start, end)`, Paimon's Spark table function: the table read with
-    `incremental-between` = 'start,end' (snapshot ids or tag names), as its IncrementalQuery sets it."""
+    """`paimon_incremental_query('db.t', start, end)` and `paimon_incremental_between_timestamp('db.t', t1, t2)`,
+    Paimon's Spark table functions: the table read with `incremental-between` = 'start,end' (snapshot ids or tag
+    names) or `incremental-between-timestamp` = 't1,t2', as they set it. The table may be a system table
+    (``'`t$audit_log`'``), read with the same option."""
+    function = str(scala_list(node.name())[0]).lower()
     args = [constant_value(ctx.spark, a) for a in scala_list(node.functionArgs())]
     if len(args) != 3 or not isinstance(args[0], str):
-        raise SqlError("paimon_incremental_query takes a table name and two versions (snapshot ids or tags): "
-                       "paimon_incremental_query('db.t', 1, 3)")
+        raise SqlError(f"{function} takes a table name and two versions (snapshot ids or tags; timestamps for "
+                       f"paimon_incremental_between_timestamp): {function}('db.t', 1, 3)")
     name, start, end = args
-    ident = ctx.identifier([part.strip("`") for part in name.split(".")])
+    parts = [str(p) for p in scala_list(ctx.spark._jsparkSession.sessionState().sqlParser()
+                                        .parseMultipartIdentifier(name))]
+    table, dollar, system = parts[-1].partition("$")
+    ident = ctx.identifier([*parts[:-1], table])
     path = ctx.catalog.table_path(f"{ident.database}.{ident.table}")
-    options = {**storage_job_options(ctx.storage_options), "incremental-between": f"{start},{end}"}
+    option = {INCREMENTAL_FUNCTIONS[function]: f"{start},{end}"}
+    if dollar:
+        df = system_table(ctx.spark, path, system.lower(), ctx.storage_options, option)
+        return df._jdf.queryExecution().analyzed()
+    options = {**storage_job_options(ctx.storage_options), **option}
     return read(ctx.spark, path, options)._jdf.queryExecution().analyzed()
 
 
