@@ -59,14 +59,17 @@ class BucketTask:
 
 
 def pick_small_files(files: list[DataFileMeta], target_size: int, min_files: int,
-                     full: bool = False) -> list[DataFileMeta] | None:
+                     full: bool = False, with_deletions: frozenset[str] = frozenset()) -> list[DataFileMeta] | None:
     """Append tables (Paimon's BucketedAppendCompactManager): slide a window over the small files in
     sequence order and take it once it holds ``min_files`` files, dropping its oldest file whenever
-    it reaches twice the target size; ``full``: every small file, if there are two or more."""
+    it reaches twice the target size; ``full``: every small file, if there are two or more, and every file
+    with a deletion vector (``with_deletions``), which Paimon 1.x's full compaction always rewrites, alone too."""
+    if full:
+        picked = sorted((f for f in files if f.file_size < target_size or f.file_name in with_deletions),
+                        key=lambda f: (f.min_sequence_number, f.creation_time or 0, f.file_name))
+        return picked if len(picked) >= 2 or any(f.file_name in with_deletions for f in picked) else None
     small = sorted((f for f in files if f.file_size < target_size),
                    key=lambda f: (f.min_sequence_number, f.creation_time or 0, f.file_name))
-    if full:
-        return small if len(small) >= 2 else None
     window: list[DataFileMeta] = []
     size = 0
     for f in small:
@@ -120,8 +123,10 @@ def plan_compaction(table: FileStore, full: bool = False, only: set[tuple[bytes,
             continue
         files = [e.file for e in group]
         if not table.table_schema.primary_keys:
+            deleted_in = frozenset(name for meta in (dv_files or {}).get((partition, bucket), [])
+                                   for name, _, _ in (meta.dv_ranges or ()))
             picked = pick_small_files(files, table.options.get("target-file-size"),
-                                      table.options.get("compaction.min.file-num"), full)
+                                      table.options.get("compaction.min.file-num"), full, deleted_in)
             if picked:
                 tasks.append(_bucket_task(table, scan, partition, bucket, group[0].total_buckets, picked))
                 if dv_files is not None:

@@ -28,6 +28,7 @@ from ..index.bucket_assigner import (
     assigner_ids,
     default_num_assigners,
     key_hashes,
+    max_buckets,
     partition_hashes,
 )
 from ..index.cross_partition import is_cross_partition
@@ -111,6 +112,8 @@ def write(df: DataFrame, path: str, mode: str = "append", options: dict[str, Any
             assigned = _with_global_index_buckets(df, table, channels, mode == "overwrite", kind_column)
             job_options[ROW_KIND_COLUMN_OPTION] = ROW_KIND_COLUMN  # the assigner's kinds replace the input's
         else:
+            if max_buckets(table.store) != -1:  # Paimon's Spark writer: no more assigners than buckets may exist
+                channels = min(channels, max_buckets(table.store))
             snapshot = table.latest_snapshot()
             if snapshot is not None:  # the writers restore from the snapshot the assigners read
                 job_options[BASE_SNAPSHOT_OPTION] = str(snapshot.id)
