@@ -20,6 +20,8 @@ import pyarrow.compute as pc
 from .errors import EXIT_BAD_INPUT, PaimonDsError
 
 MAX_LENGTH = 2147483647
+# Arrow field metadata naming a string column's declared CHAR(n) / VARCHAR(n) (Arrow's string has no length)
+CHAR_TYPE_METADATA = b"paimon.char-type"
 
 
 class SchemaError(PaimonDsError, ValueError):
@@ -439,8 +441,12 @@ def fields_from_arrow(schema: pa.Schema) -> tuple[list[DataField], int]:
         # a column COMMENT and DEFAULT (paimon_ds.sql CREATE TABLE)
         comment = (f.metadata or {}).get(b"comment")
         default = (f.metadata or {}).get(DEFAULT_VALUE_METADATA)
-        out.append(DataField(fid, f.name, from_arrow_type(f.type, f.nullable, ids),
-                             comment.decode() if comment is not None else None,
+        dtype = from_arrow_type(f.type, f.nullable, ids)
+        declared = (f.metadata or {}).get(CHAR_TYPE_METADATA)  # CHAR(n) / VARCHAR(n) (paimon_ds.sql CREATE TABLE)
+        if declared is not None and dtype.root == "VARCHAR":
+            root, length = declared.decode().rstrip(")").split("(")
+            dtype = DataType(root, (int(length),), f.nullable)
+        out.append(DataField(fid, f.name, dtype, comment.decode() if comment is not None else None,
                              default.decode() if default is not None else None))
     return out, ids.highest
 

@@ -223,15 +223,16 @@ class TableCommit:
     def commit_deletion_vectors(self, messages: Sequence[CommitMessage], file_names: Sequence[str],
                                 identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot:
         """Commit new deletion vectors of the data files ``file_names`` (messages with index files only)
-        as Paimon does: a COMPACT snapshot. Fails if another commit removed one of those files meanwhile
-        (or replaced the vectors the messages extended)."""
+        as Paimon 1.4 does: an OVERWRITE snapshot (rows were deleted; FileStoreCommitImpl since apache/paimon#6025,
+        Paimon 0.9 committed COMPACT). Fails if another commit removed one of those files meanwhile (or replaced the
+        vectors the messages extended)."""
         latest = self.table.snapshot_manager.latest()
         live = {e.file.file_name for e in (TableScan(self.table).read_entries(latest) if latest else ())}
         missing = [n for n in file_names if n not in live]
         if missing:
             raise CommitConflict(f"files {missing[:3]} were removed by another commit since the statement read "
                                  "the table; nothing was changed (run the statement again)")
-        return self._maintained(self._commit([], "COMPACT", identifier, overwrite=None,
+        return self._maintained(self._commit([], "OVERWRITE", identifier, overwrite=None,
                                              dv_changes=deletion_vector_changes(messages)))
 
     def compact_manifests(self, identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:

@@ -21,7 +21,7 @@ def append_deletions(table: FileStore, snapshot, deleted: dict[str, np.ndarray],
     """DELETE on an append table with deletion vectors (as Paimon's Spark DELETE with
     AppendDeletionFileMaintainer): ``deleted`` maps data files of ``snapshot`` to the row positions that
     go; per (partition, bucket) the vectors are merged into the bucket's and written as one index file
-    that replaces the bucket's old ones, committed (as Paimon does) in a COMPACT snapshot. Returns it."""
+    that replaces the bucket's old ones, committed (as Paimon 1.4 does) in an OVERWRITE snapshot. Returns it."""
     scan = TableScan(table)
     by_name = {e.file.file_name: e for e in scan.read_entries(snapshot)}
     buckets: dict[tuple[bytes, int], list[str]] = {}

@@ -122,13 +122,17 @@ def check_engine(table: FileStore, operation: str) -> None:
     if engine == "deduplicate":
         return
     if engine == "partial-update" and (
-            not deletes or opts.get("partial-update.remove-record-on-delete")):
+            not deletes or opts.get("partial-update.remove-record-on-delete")
+            or opts.get("partial-update.remove-record-on-sequence-group")):
         return
     if engine == "partial-update" and operation == "MERGE":
         return  # a MERGE without DELETE actions is checked per action in check_clauses
+    if engine == "aggregation" and operation == "DELETE" and opts.get("aggregation.remove-record-on-delete"):
+        return  # Paimon 1.x's PrimaryKeyTableUtils.validatePKUpsertDeletable: -D rows empty the key's row
     raise RowLevelError(f"{operation} is not supported on {table.path}: its merge engine is {engine!r} "
                         "(deduplicate takes it; partial-update takes UPDATE, and DELETE with "
-                        "partial-update.remove-record-on-delete=true)")
+                        "partial-update.remove-record-on-delete=true; aggregation takes DELETE with "
+                        "aggregation.remove-record-on-delete=true)")
 
 
 def check_clauses(table: FileStore, matched: Sequence, not_matched: Sequence, by_source: Sequence) -> None:

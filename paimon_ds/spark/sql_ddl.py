@@ -11,14 +11,23 @@ from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.types import StructField, StructType
+from pyspark.sql.types import (
+    ArrayType,
+    CharType,
+    DataType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+    VarcharType,
+)
 
 from .. import procedures
 from .. import schema_change as sc
 from ..catalog import CatalogError
 from ..format.partition import partition_filter
 from ..options import parse_list
-from ..types import DEFAULT_VALUE_METADATA
+from ..types import CHAR_TYPE_METADATA, DEFAULT_VALUE_METADATA
 from .catalog import attach, detach_table
 from .options import storage_job_options
 from .sql import (
@@ -76,23 +85,42 @@ def _arrow_type(name: str, jtype: Any, nullable: bool = True) -> pa.DataType:
     return input_arrow_schema(StructType([StructField(name, spark_type(jtype), nullable)])).field(0).type
 
 
+def _strings(dtype: DataType) -> DataType:
+    """A parsed type with CHAR(n) / VARCHAR(n) as STRING, at any depth (Spark gives them no Arrow form)."""
+    if isinstance(dtype, (CharType, VarcharType)):
+        return StringType()
+    if isinstance(dtype, StructType):
+        return StructType([StructField(f.name, _strings(f.dataType), f.nullable, f.metadata) for f in dtype])
+    if isinstance(dtype, ArrayType):
+        return ArrayType(_strings(dtype.elementType), dtype.containsNull)
+    if isinstance(dtype, MapType):
+        return MapType(_strings(dtype.keyType), _strings(dtype.valueType), dtype.valueContainsNull)
+    return dtype
+
+
 def create_table(ctx: SqlContext, plan: Any) -> None:
     ident = ctx.identifier(name_parts(plan.name()))
     options, comment = _table_spec(ctx, plan.tableSpec())
     partition, primary = _keys(options, _partition_keys(plan.partitioning()))
-    fields, metadata = [], {}
+    fields, field_metadata = [], {}
     for col in scala_list(plan.columns()):
         name = str(col.name())
         if scala_option(col.generationExpression()) is not None:
             raise SqlError(f"column {name}: generated columns are not supported by Paimon tables")
-        fields.append(StructField(name, spark_type(col.dataType()), bool(col.nullable())))
+        dtype = spark_type(col.dataType())
+        metadata = {}
+        if isinstance(dtype, (CharType, VarcharType)):  # Paimon keeps the declared length; Arrow has none
+            metadata[CHAR_TYPE_METADATA] = f"{'CHAR' if isinstance(dtype, CharType) else 'VARCHAR'}({dtype.length})"
+        fields.append(StructField(name, _strings(dtype), bool(col.nullable())))
         if scala_option(col.comment()) is not None:
-            metadata.setdefault(name, {})["comment"] = str(scala_option(col.comment()))
+            metadata[b"comment"] = str(scala_option(col.comment()))
         default = _default_sql(col.defaultValue())
         if default is not None:  # stored as Paimon's Spark catalog stores it: the expression's SQL text
-            metadata.setdefault(name, {})[DEFAULT_VALUE_METADATA] = default
+            metadata[DEFAULT_VALUE_METADATA] = default
+        if metadata:
+            field_metadata[name] = metadata
     arrow = input_arrow_schema(StructType(fields))
-    arrow = pa.schema([f.with_metadata(metadata[f.name]) if f.name in metadata else f for f in arrow])
+    arrow = pa.schema([f.with_metadata(field_metadata[f.name]) if f.name in field_metadata else f for f in arrow])
     ctx.catalog.create_table(ident, arrow, partition, primary, options, comment, bool(plan.ignoreIfExists()))
     ctx.refresh(ident)
 

@@ -1,8 +1,13 @@
-"""Apache Paimon 0.9's `UpdateTableTestBase` (paimon-spark-common/src/test/.../spark/sql/), ported: its statements
-and expected rows are the specification, run through paimon_ds.sql. A table created without TBLPROPERTIES is an
-append table (bucket-unaware), as in Paimon."""
+"""Apache Paimon's `UpdateTableTestBase` (paimon-spark-ut/src/test/.../spark/sql/), ported from release-1.4.1
+(first ported from 0.9): its statements and expected rows are the specification, run through paimon_ds.sql. Paimon
+runs it as UpdateTableTest and V2UpdateTableTest (`write.use-v2-write` false / true, a write path of Paimon's Java
+connector: run once here); its case over `CoreOptions.MergeEngine.values()` is four cases. A table created without
+TBLPROPERTIES is an append table (bucket-unaware), as in Paimon."""
 
 from __future__ import annotations
+
+import random
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -153,7 +158,7 @@ def test_update_with_struct_column(spark, wh):
 def test_update_with_map_column(spark, wh):
     sql(spark, f"CREATE TABLE T (id INT, m MAP<INT, STRING>, dt STRING) {PK_ID_DT} PARTITIONED BY (dt)")
     sql(spark, "INSERT INTO T VALUES (1, map(1, 'a'), '11'), (2, map(2, 'b'), '22'), (3, map(3, 'c'), '33')")
-    with pytest.raises(SqlError, match="unsupported update expression"):
+    with pytest.raises(SqlError, match="unsupported update expression"):  # 1.4.1 checks only that it fails
         sql(spark, "UPDATE T SET m.key = 11 WHERE id = 1")
     sql(spark, "UPDATE T SET m = map(11, 'a_new') WHERE id = 1")
     assert [(i, dict(m), d) for i, m, d in _all(spark)] == [
@@ -165,3 +170,62 @@ def test_update_with_conflicted_column(spark, wh):
     sql(spark, "INSERT INTO T VALUES (1, struct(1, 'a'), '11'), (2, struct(2, 'b'), '22'), (3, struct(3, 'c'), '33')")
     with pytest.raises(SqlError, match="conflicting update/insert on attrs: s.c2, s"):
         sql(spark, "UPDATE T SET s.c2 = 'a_new', s = struct(11, 'a_new') WHERE s.c1 = 1")
+
+
+def test_update_table_with_char_type(spark, wh):
+    sql(spark, "CREATE TABLE T (id INT, s STRING, c CHAR(1))")
+    sql(spark, "INSERT INTO T VALUES (1, 's', 'a')")
+    sql(spark, "UPDATE T SET c = 'b' WHERE id = 1")
+    assert rows(spark, "SELECT * FROM T") == [(1, "s", "b")]
+
+
+def _latest(spark, wh, name: str):
+    return Table.load(f"{wh}/{spark.catalog.currentDatabase()}.db/{name}").snapshot_manager.latest()
+
+
+@pytest.mark.parametrize("dv", ["true", "false"])
+def test_non_pk_table_commit_kind(spark, wh, dv):
+    sql(spark, f"CREATE TABLE t (id INT, data INT) TBLPROPERTIES ('deletion-vectors.enabled' = '{dv}')")
+    sql(spark, "INSERT INTO t SELECT /*+ REPARTITION(1) */ id, id AS data FROM range(1, 4)")
+    sql(spark, "UPDATE t SET data = 111 WHERE id = 1")
+    assert rows(spark, "SELECT * FROM t ORDER BY id") == [(1, 111), (2, 2), (3, 3)]
+    latest = _latest(spark, wh, "t")
+    assert (latest.id, latest.commit_kind) == (2, "OVERWRITE")
+    sql(spark, "UPDATE t SET data = 222 WHERE id = 2")
+    assert rows(spark, "SELECT * FROM t ORDER BY id") == [(1, 111), (2, 222), (3, 3)]
+    latest = _latest(spark, wh, "t")
+    assert (latest.id, latest.commit_kind) == (3, "OVERWRITE")
+
+
+def test_pk_dv_table_commit_kind(spark, wh):
+    sql(spark, "CREATE TABLE t (id INT, data INT) "
+               "TBLPROPERTIES ('deletion-vectors.enabled' = 'true', 'primary-key' = 'id')")
+    sql(spark, "INSERT INTO t SELECT /*+ REPARTITION(1) */ id, id AS data FROM range(1, 4)")
+    sql(spark, "UPDATE t SET data = 111 WHERE id = 1")
+    latest = _latest(spark, wh, "t")
+    assert (latest.id, latest.commit_kind) == (4, "COMPACT")
+
+
+@pytest.mark.skip(reason="ported, not yet verified: inherently long (10000 rows, one or two threads each running 20 "
+                         "UPDATEs or compactions on a deletion-vector table); conflicts must fail cleanly")
+def test_random_concurrent_update_and_dv_table(spark, wh):
+    record_count = 10000
+    sql(spark, "CREATE TABLE t (a INT, b INT) TBLPROPERTIES ('deletion-vectors.enabled' = 'true')")
+    sql(spark, f"INSERT INTO t SELECT id AS a, 0 AS b FROM range(0, {record_count})")
+
+    def run():
+        for _ in range(20):
+            i = 20 + random.randrange(100)
+            try:
+                if random.randrange(2) == 0:
+                    sql(spark, f"UPDATE t SET b = b + 1 WHERE (a % {i}) = {random.randrange(i)}")
+                else:
+                    sql(spark, "CALL sys.compact(table => 't', options => 'compaction.min.file-num=1')")
+            except RowLevelError:
+                pass  # lost to the other thread's commit
+            assert rows(spark, "SELECT count(*) FROM t") == [(record_count,)]
+
+    threads = random.randrange(2) + 1
+    with ThreadPoolExecutor(threads) as pool:
+        for done in [pool.submit(run) for _ in range(threads)]:
+            done.result()
