@@ -239,13 +239,13 @@ def test_two_paimon_tables(spark, wh, kind):
 
 @on("pk-dynamic-bucket")
 def test_partial_insert_with_default_value(spark, wh, kind):
-    """Listed: a column DEFAULT (Spark 3.4+ syntax, Paimon 1.x keeps it in the schema) is refused by paimon_ds's
-    CREATE TABLE; what works: `INSERT (a, b, c) VALUES (a, 6, 'test')` (or null-filled columns, as above)."""
+    """A column DEFAULT (Paimon 1.x keeps it in the schema's defaultValue): the columns `INSERT (a)` leaves out are
+    null in the merged rows, and the writer writes the defaults in their place, as Paimon's TableWriteImpl."""
     source_view(spark, SOURCE)
-    with pytest.raises(SqlError, match="DEFAULT values"):
-        create_table(spark, "target", "a INT, b INT DEFAULT 6, c STRING DEFAULT 'test'", kind, ["a"])
-    pytest.skip("not supported: column DEFAULT values (paimon_ds refuses them in CREATE TABLE); what works: the "
-                "values written in the INSERT clause")
+    create_table(spark, "target", "a INT, b INT DEFAULT 6, c STRING DEFAULT 'test'", kind, ["a"])
+    sql(spark, "INSERT INTO target values (1, 10, 'c1'), (2, 20, 'c2')")
+    sql(spark, "MERGE INTO target USING source ON target.a = source.a WHEN NOT MATCHED THEN INSERT (a) values (a)")
+    assert rows(spark, "SELECT * FROM target ORDER BY a, b") == [(1, 10, "c1"), (2, 20, "c2"), (3, 6, "test")]
 
 
 @on("append-bucketed")
