@@ -420,6 +420,11 @@ def from_arrow_type(t: pa.DataType, nullable: bool, ids: FieldIdAllocator) -> Da
     raise SchemaError(f"Arrow type {t} has no Paimon mapping")
 
 
+# an Arrow string field's metadata key naming the Paimon type it declares (`CHAR(10)`, `VARCHAR(8)`): Arrow has no
+# string length (paimon_ds.sql CREATE TABLE with Spark's CHAR / VARCHAR columns)
+STRING_TYPE_METADATA = "paimon.string-type"
+
+
 def fields_from_arrow(schema: pa.Schema) -> tuple[list[DataField], int]:
     """Top-level fields with ids allocated as Paimon does, and the highest field id used."""
     ids = FieldIdAllocator()
@@ -427,8 +432,13 @@ def fields_from_arrow(schema: pa.Schema) -> tuple[list[DataField], int]:
     for f in schema:
         fid = ids.take()
         comment = (f.metadata or {}).get(b"comment")  # a column COMMENT (paimon_ds.sql CREATE TABLE)
-        out.append(DataField(fid, f.name, from_arrow_type(f.type, f.nullable, ids),
-                             comment.decode() if comment is not None else None))
+        declared = (f.metadata or {}).get(STRING_TYPE_METADATA.encode())  # CHAR(n) / VARCHAR(n) of a string column
+        if declared is not None and pa.types.is_string(f.type):
+            root, length = declared.decode().rstrip(")").split("(")
+            paimon_type = DataType(root, (int(length),), f.nullable)
+        else:
+            paimon_type = from_arrow_type(f.type, f.nullable, ids)
+        out.append(DataField(fid, f.name, paimon_type, comment.decode() if comment is not None else None))
     return out, ids.highest
 
 
