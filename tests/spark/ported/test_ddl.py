@@ -120,9 +120,6 @@ def _as_strings(spark, query: str) -> list[tuple]:
     return [tuple(r) for r in spark.sql(f"SELECT CAST(ts AS STRING), CAST(ts_ntz AS STRING) FROM ({query})").collect()]
 
 
-@pytest.mark.skip(reason="reading a TIMESTAMP column of an ORC file written by paimon_ds fails in its native read "
-                         "(FAILED_READ_FILE); parquet and avro read as Paimon's expect (a bug to fix, found by this "
-                         "port)")
 def test_create_table_with_timestamp_and_timestamp_ntz(spark, wh):
     """`spark.sql.datetime.java8API.enabled` changes only the JVM class of a collected TIMESTAMP (Instant or
     java.sql.Timestamp); the values are checked as Spark prints them, under both settings."""
