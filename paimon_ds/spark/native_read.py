@@ -87,6 +87,8 @@ def _read(spark: SparkSession, path: str, options: dict[str, str], native: bool,
     raw, rest = split_raw_files(table, splits)
     if not raw:
         return python_source()
+    if any(f.format == "orc" for f in raw) and "timestamp_ntz" in schema.simpleString():
+        return python_source()  # Spark's ORC reader refuses an ORC TIMESTAMP as TIMESTAMP_NTZ (ORC_TYPE_CAST)
     try:
         native_df = raw_frame(spark, table, raw, schema)
         native_df.schema  # noqa: B018 - analysis opens the files: a JVM that cannot reach them fails here

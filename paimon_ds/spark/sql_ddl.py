@@ -7,6 +7,9 @@ so these statements are read from the parsed plan (paimon_ds.spark.sql) and neve
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
+import zoneinfo
 from collections.abc import Callable
 from typing import Any
 
@@ -24,8 +27,10 @@ from pyspark.sql.types import (
 
 from .. import procedures
 from .. import schema_change as sc
+from ..casts.java import java_float_str
 from ..catalog import CatalogError
-from ..format.partition import partition_filter
+from ..format.binary_row import deserialize_row
+from ..format.partition import escape_path_name, partition_filter
 from ..options import parse_list
 from ..types import CHAR_TYPE_METADATA, DEFAULT_VALUE_METADATA
 from .catalog import attach, detach_table
@@ -65,7 +70,7 @@ def _partition_keys(transforms: Any) -> list[str]:
     for t in scala_list(transforms):
         refs = list(t.references())
         if str(t.name()) != "identity" or len(refs) != 1:
-            raise SqlError(f"PARTITIONED BY takes columns, not {t.describe()}")
+            raise SqlError(f"PARTITIONED BY takes columns, not {t.toString()}")
         keys.append(".".join(str(n) for n in refs[0].fieldNames()))
     return keys
 
@@ -161,6 +166,10 @@ def _namespace(node: Any) -> str:
 
 
 def create_namespace(ctx: SqlContext, plan: Any) -> None:
+    if "location" in {str(k).lower() for k in scala_dict(plan.properties())}:
+        # as Paimon's filesystem catalog: a database is the directory <warehouse>/<db>.db
+        raise SqlError("Cannot specify location for a database when using a filesystem catalog: a database of "
+                       "the warehouse is the directory <warehouse>/<db>.db")
     ctx.catalog.create_database(_namespace(plan.name()), ignore_if_exists=bool(plan.ifNotExists()))
     attach(ctx.spark, ctx.warehouse, ctx.storage_options)
 
@@ -188,7 +197,10 @@ def alter_table(ctx: SqlContext, plan: Any) -> None:
         if comment is not None:
             changes.append(sc.UpdateComment(comment))
     elif kind == "UnsetTableProperties":
-        changes = [sc.RemoveOption(str(k)) for k in scala_list(plan.propertyKeys())]
+        keys = [str(k) for k in scala_list(plan.propertyKeys())]
+        changes = [sc.RemoveOption(k) for k in keys if k != "comment"]
+        if "comment" in keys:  # the table's comment, as SET TBLPROPERTIES ('comment' = ...) sets it
+            changes.append(sc.UpdateComment(None))
     elif kind == "AddColumns":
         for col in scala_list(plan.columnsToAdd()):  # `s.x INT AFTER y`: a field of struct s (Paimon 1.0)
             parts = tuple(str(p) for p in scala_list(col.name()))
@@ -275,22 +287,78 @@ def truncate_table(ctx: SqlContext, plan: Any) -> None:
 def drop_partitions(ctx: SqlContext, plan: Any) -> None:
     """ALTER TABLE t DROP [IF EXISTS] PARTITION (k = v), ... and TRUNCATE TABLE t PARTITION (k = v): one
     OVERWRITE snapshot removing the partitions' files (Paimon's dropPartitions / truncatePartition). As Spark's
-    DropPartitions, a partition that does not exist is an error unless IF EXISTS."""
+    DropPartitions, a partition named in full that does not exist is an error unless IF EXISTS; a spec must name
+    the partition keys or a prefix of them (which names every partition under it), as Paimon's."""
     ident = ctx.identifier(name_parts(plan.table()))
     table = ctx.catalog.get_table(ident)
     nodes = [plan.partitionSpec()] if plan_kind(plan) == "TruncatePartition" else scala_list(plan.parts())
     specs = [{str(k): (None if v is None else str(v)) for k, v in scala_dict(n.spec()).items()} for n in nodes]
+    if plan_kind(plan) == "DropPartitions":
+        for spec in specs:  # as Paimon's dropPartitions: a full spec, or a prefix of the keys naming all under it
+            if set(spec) != set(table.partition_keys[:len(spec)]):
+                raise SqlError(f"DROP PARTITION {spec}: the spec must name the partition keys {table.partition_keys} "
+                               "or a prefix of them")
     if plan_kind(plan) == "DropPartitions" and not plan.ifExists():
         present = list(procedures.partitions(table))
-        missing = [s for s in specs if not any(partition_filter(table, [s])(p) for p in present)]
+        # a missing partition named in full is an error; a prefix naming nothing drops nothing (Paimon 1.4's
+        # DDLTestBase "Drop Partition by partial spec")
+        missing = [s for s in specs if len(s) == len(table.partition_keys)
+                   and not any(partition_filter(table, [s])(p) for p in present)]
         if missing:
             raise SqlError(f"partitions {missing} do not exist in {ident} (use DROP IF EXISTS PARTITION)")
     procedures.drop_partitions(table, specs)
     ctx.refresh(ident)
 
 
+# ------------------------------------------------------------------ SHOW PARTITIONS
+def _spark_string(value: Any, root: str, zone: str) -> str:
+    """A partition value as Spark's CAST(v AS STRING) prints it (`null` for null, as Spark's SHOW PARTITIONS)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.datetime):
+        if root == "TIMESTAMP_LTZ":  # an instant (Spark TIMESTAMP): printed in the session's time zone
+            utc = value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+            value = utc.astimezone(zoneinfo.ZoneInfo(zone)).replace(tzinfo=None)
+        text = value.strftime("%Y-%m-%d %H:%M:%S")
+        return text + (f".{value.microsecond:06d}".rstrip("0") if value.microsecond else "")
+    if isinstance(value, float):
+        return java_float_str(value, root == "FLOAT")
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def show_partitions(ctx: SqlContext, plan: Any) -> Any:
+    """SHOW PARTITIONS t [PARTITION (k = v, ...)]: one row `k1=v1/k2=v2` per partition holding files, each value
+    as Spark's CAST to STRING prints it, names and values path-escaped (Spark's ShowPartitionsExec). Spark
+    refuses the statement on a Python source's table; a partial spec names every partition under it."""
+    ident = ctx.identifier(name_parts(plan.table()))
+    table = ctx.catalog.get_table(ident)
+    if not table.partition_keys:
+        raise SqlError(f"SHOW PARTITIONS: table {ident} is not partitioned")
+    present = procedures.partitions(table)
+    pattern = scala_option(plan.pattern())
+    if pattern is not None:
+        spec = {str(k): (None if v is None else str(v)) for k, v in scala_dict(pattern.spec()).items()}
+        try:
+            wanted = partition_filter(table, [spec])
+        except ValueError as e:
+            raise SqlError(f"SHOW PARTITIONS: {e}") from None
+        present = [p for p in present if wanted(p)]
+    types = [f.type for f in table.table_schema.partition_fields]
+    zone = ctx.spark.conf.get("spark.sql.session.timeZone")
+    lines = sorted("/".join(f"{escape_path_name(k)}={escape_path_name(_spark_string(v, t.root, zone))}"
+                            for k, v, t in zip(table.partition_keys, deserialize_row(p, types), types))
+                   for p in present)
+    return ctx.spark.createDataFrame([(line,) for line in lines], "partition STRING")
+
+
 # Plan node -> the DDL that runs it
-DDL_HANDLERS: dict[str, Callable[[SqlContext, Any], None]] = {
+DDL_HANDLERS: dict[str, Callable[[SqlContext, Any], Any]] = {
     "CreateTable": create_table,
     "CreateTableAsSelect": create_table_as_select,
     "DropTable": drop_table,
@@ -307,4 +375,5 @@ DDL_HANDLERS: dict[str, Callable[[SqlContext, Any], None]] = {
     "TruncateTable": truncate_table,
     "TruncatePartition": drop_partitions,
     "DropPartitions": drop_partitions,
+    "ShowPartitions": show_partitions,
 }

@@ -212,7 +212,11 @@ def insert(ctx: SqlContext, plan: Any) -> None:
     Dynamic-bucket tables are written through the package's bucket assigners (paimon_ds.write)."""
     ident, table = ctx.table(name_parts(plan.table()))
     # INSERT INTO t WITH ('k' = 'v') ..., over Paimon's session conf spark.paimon.write.merge-schema[...]
-    job_options = _write_options(merge_schema_conf(ctx.spark, relation_options(plan.table())))
+    given = relation_options(plan.table())
+    dynamic = bool(plan.overwrite()) and _session_dynamic(ctx.spark, given)
+    if dynamic:  # the session's partitionOverwriteMode, as Paimon's Spark writer reads it
+        given = {**given, "partitionOverwriteMode": "dynamic"}
+    job_options = _write_options(merge_schema_conf(ctx.spark, given))
     if job_options:
         # checked as a write's options are (unknown keys, immutable options...) before anything is written
         table = ctx.catalog.get_table(ident, job_options)
@@ -235,6 +239,8 @@ def insert(ctx: SqlContext, plan: Any) -> None:
             ctx.refresh(ident)  # the session's table shows the merged columns (spark.table, plain spark.sql)
         return
     data_cols = user_cols or [n for n in names if n not in static]
+    if _by_name(plan) and not user_cols:
+        data_cols = _by_name_columns(table, df.columns, static)
     if len(df.columns) != len(data_cols):
         given = ", ".join(f"{k}={v}" for k, v in static.items())
         raise SqlError(f"INSERT into {table.path} with PARTITION ({given}) expects {len(data_cols)} column(s) "
@@ -244,6 +250,32 @@ def insert(ctx: SqlContext, plan: Any) -> None:
     df = df.select(*[(F.lit(static[n]) if n in static else F.col(n) if n in data_cols else F.lit(None))
                      .cast(spark_types[n]).alias(n) for n in names])
     _write_insert(ctx, table, df, bool(plan.overwrite()), static, job_options)
+
+
+def _by_name_columns(table: Table, given: list[str], static: dict[str, str]) -> list[str]:
+    """INSERT ... BY NAME: the table's column for each of the query's, matched case-insensitively (Spark's
+    rules: no name twice, no name the table lacks, no more columns than the table's, every NOT NULL column
+    given; the others are null)."""
+    names = [n for n in table.table_schema.field_names if n not in static]
+    if len(given) > len(names):
+        raise SqlError(f"INSERT ... BY NAME into {table.path}: too many data columns ({len(given)}; the table "
+                       f"takes {len(names)})")
+    by_lower = {n.lower(): n for n in names}
+    seen: set[str] = set()
+    out = []
+    for column in given:
+        if column.lower() in seen:
+            raise SqlError(f"INSERT ... BY NAME into {table.path}: ambiguous column name `{column}` in the input data")
+        seen.add(column.lower())
+        if column.lower() not in by_lower:
+            raise SqlError(f"INSERT ... BY NAME into {table.path}: cannot write extra columns `{column}`")
+        out.append(by_lower[column.lower()])
+    missing = [f.name for f in table.table_schema.fields
+               if f.name in names and f.name not in out and not f.type.nullable]
+    if missing:
+        raise SqlError(f"INSERT ... BY NAME into {table.path}: cannot find data for the NOT NULL column(s) "
+                       f"{', '.join(f'`{m}`' for m in missing)}")
+    return out
 
 
 def _by_name(plan: Any) -> bool:
@@ -267,8 +299,18 @@ def merge_schema_conf(spark: SparkSession, given: dict[str, str]) -> dict[str, s
     return {**out, **given}
 
 
+def _session_dynamic(spark: SparkSession, given: dict[str, str]) -> bool:
+    """Whether an INSERT OVERWRITE is dynamic: its own `partitionOverwriteMode`, else the session's
+    `spark.sql.sources.partitionOverwriteMode` (which Spark hands a Python source's writer no trace of)."""
+    own = next((v for k, v in given.items() if k.lower() == "partitionoverwritemode"), None)
+    mode = own or spark.conf.get("spark.sql.sources.partitionOverwriteMode", "static")
+    return str(mode).lower() == "dynamic"
+
+
 def _write_insert(ctx: SqlContext, table: Table, df: Any, overwrite: bool, static: dict[str, str],
                   job_options: dict[str, str]) -> None:
+    if job_options.get("dynamic-partition-overwrite") == "true":
+        static = {}  # dynamic: only the partitions written are replaced, all of them inside the static spec
     options = {**job_options, **({OVERWRITE_PARTITION_OPTION: json.dumps(static)} if overwrite and static else {})}
     if (table.table_schema.primary_keys and table.bucket == -1) or native_insert(ctx.spark, table):
         clustered_write(df, table.path, "overwrite" if overwrite else "append",
@@ -306,7 +348,10 @@ def needs_package_write(spark: SparkSession, warehouse: str | None, plan: Any) -
         table = ctx.catalog.get_table(ident)
     except (SqlError, CatalogError):
         return False
-    merging = Options(merge_schema_conf(spark, relation_options(plan.table()))).get("write.merge-schema")
+    given = relation_options(plan.table())
+    if bool(plan.overwrite()) and _session_dynamic(spark, given) and table.partition_keys:
+        return True  # Spark hands the source's writer no session conf: the package writes it dynamically
+    merging = Options(merge_schema_conf(spark, given)).get("write.merge-schema")
     return merging or (bool(table.table_schema.primary_keys) and table.bucket == -1) or native_insert(spark, table)
 
 
