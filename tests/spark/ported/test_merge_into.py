@@ -400,8 +400,7 @@ def test_concurrent_merge_and_compact(spark, wh, kind):
                 "CALL sys.compact(table => 't') with compact_strategy 'full' or 'minor'")
 
 
-@pytest.mark.skip(reason="ported, not yet verified: inherently long (two threads each running nine MERGEs on one "
-                         "table, with and without deletion vectors, per append kind); conflicts must fail cleanly")
+@pytest.mark.soak  # inherently long: two threads of nine MERGEs, with and without deletion vectors, per kind
 @on("append-bucketed", "append-unaware")
 def test_concurrent_two_merge(spark, wh, kind):
     """Two threads MERGE the rows of the source into the target one id at a time; a MERGE that loses to a
