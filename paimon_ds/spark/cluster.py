@@ -50,6 +50,7 @@ from .options import (
     ROW_KIND_COLUMN_OPTION,
     session_storage,
 )
+from .session import activate
 from .shuffle import repartition_by_bucket, repartition_by_slot
 from .types import input_arrow_schema, spark_schema
 
@@ -121,6 +122,7 @@ def write(df: DataFrame, path: str, mode: str = "append", options: dict[str, Any
                                              overwrite=mode == "overwrite")
         # the writers read each row's bucket from BUCKET_COLUMN
         writer_df = repartition_by_bucket(assigned, n, quoted(BUCKET_COLUMN), [quoted(k) for k in table.partition_keys])
+    activate(df.sparkSession)  # this thread may be new: the source is looked up in its active session
     w = writer_df.write.format("paimon").mode(mode).option(CLUSTERED_OPTION, str(clustered).lower())
     for k, v in {**(options or {}), **job_options}.items():
         w = w.option(k, str(v))

@@ -34,6 +34,7 @@ from ..storage import S3_PROTOCOLS, protocol_of, split_storage
 from ..table import Table
 from .bucket_expr import quoted
 from .options import ONLY_FILES_OPTION, SPARK_OPTIONS, session_storage, storage_options
+from .session import activate
 from .types import spark_schema
 
 # Time-travel options: with none of them the Python part is pinned to the snapshot the driver planned.
@@ -64,6 +65,7 @@ def _read(spark: SparkSession, path: str, options: dict[str, str], native: bool,
     opts = {str(k).lower(): str(v) for k, v in options.items()}
 
     def python_source(extra: dict[str, str] | None = None) -> DataFrame:
+        activate(spark)  # this thread may be new: the source is looked up in its active session
         reader = spark.read.format("paimon")
         for k, v in {**opts, **(extra or {})}.items():
             reader = reader.option(k, v)

@@ -12,6 +12,7 @@ Conditions and values are Spark SQL expressions (strings) or Columns; they are e
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 from ..deletionvectors.maintainer import dv_enabled
 from ..errors import RowLevelError
 from ..operation.delete_rows import append_deletions
+from ..operation.messages import CommitConflict
 from ..operation.row_level import Delete, Insert, Update, check_clauses, check_engine, check_update
 from ..snapshot import Snapshot
 from ..table import Table
@@ -36,6 +38,7 @@ from .options import (
     session_storage,
     storage_job_options,
 )
+from .session import activate
 from .types import spark_schema
 
 Expr = str | Column
@@ -58,6 +61,7 @@ def _holds(e: Expr | None) -> Column:
 def _target(spark: SparkSession, table: Table, snapshot: Snapshot, file_column: bool = False,
             only_files: Sequence[str] | None = None, position_column: bool = False) -> DataFrame:
     # the table's own rows only: a scan.fallback-branch's rows are not the table's to change (as in Paimon)
+    activate(spark)  # this thread may be new: the source is looked up in its active session
     reader = spark.read.format("paimon").options(**storage_job_options(table.storage_options)) \
         .option("scan.snapshot-id", str(snapshot.id)).option("scan.fallback-branch", "")
     if file_column:
@@ -69,15 +73,27 @@ def _target(spark: SparkSession, table: Table, snapshot: Snapshot, file_column: 
     return reader.load(table.path)
 
 
+_CONFLICT = re.compile(r"CommitConflict: (.*)")
+
+
 def _write(df: DataFrame, table: Table, job_options: Mapping[str, str]) -> Snapshot | None:
     before = table.snapshot_manager.latest_id()
-    if table.table_schema.primary_keys and table.bucket == -1:  # dynamic buckets: through the bucket assigners
-        clustered_write(df, table.path, "append", {**storage_job_options(table.storage_options), **job_options})
-    else:
-        writer = df.write.format("paimon").mode("append").options(**storage_job_options(table.storage_options))
-        for k, v in job_options.items():
-            writer = writer.option(k, v)
-        writer.save(table.path)
+    try:
+        if table.table_schema.primary_keys and table.bucket == -1:  # dynamic buckets: through the bucket assigners
+            clustered_write(df, table.path, "append", {**storage_job_options(table.storage_options), **job_options})
+        else:
+            activate(df.sparkSession)
+            writer = df.write.format("paimon").mode("append").options(**storage_job_options(table.storage_options))
+            for k, v in job_options.items():
+                writer = writer.option(k, v)
+            writer.save(table.path)
+    except Exception as e:
+        # a concurrent commit removed files this statement rewrites: the source's commit() raised CommitConflict,
+        # which Spark wraps in its own error; the statement fails with ours (nothing was changed)
+        conflict = _CONFLICT.search(str(e))
+        if conflict is None:
+            raise
+        raise CommitConflict(conflict.group(1).strip()) from None
     latest = table.snapshot_manager.latest()
     return latest if latest is not None and latest.id != before else None
 

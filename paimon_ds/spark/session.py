@@ -61,6 +61,16 @@ def register(spark: SparkSession) -> None:
     register_source(spark, source)
 
 
+def activate(spark: SparkSession) -> None:
+    """Make ``spark`` the active session of the calling thread, so that Spark finds the Python data sources
+    registered on it. Classic Spark looks a format name up in the active session only (a JVM thread-local:
+    DataSource.lookupDataSource), and the JVM thread of a new Python thread has none until a call sets it: a
+    `df.write.format("paimon")` from a thread pool then fails with DATA_SOURCE_NOT_FOUND. createDataFrame is the
+    public call that sets it (an empty one runs nothing). Spark Connect resolves names per session: nothing to do."""
+    if not is_connect(spark):
+        spark.createDataFrame([], StructType([]))
+
+
 def register_source(spark: SparkSession, source: type[DataSource]) -> None:
     """Register a Python data source on ``spark``, any session of the application; again replaces it.
 
@@ -75,5 +85,5 @@ def register_source(spark: SparkSession, source: type[DataSource]) -> None:
     except AnalysisException as e:
         if is_connect(spark) or e.getCondition() != "DATA_SOURCE_ALREADY_EXISTS":
             raise
-        spark.createDataFrame([], StructType([]))
+        activate(spark)
         spark.dataSource.register(source)

@@ -35,6 +35,7 @@ from ..options import parse_list
 from ..types import CHAR_TYPE_METADATA, DEFAULT_VALUE_METADATA
 from .catalog import attach, detach_table
 from .options import storage_job_options
+from .session import activate
 from .sql import (
     SqlContext,
     SqlError,
@@ -146,6 +147,7 @@ def create_table_as_select(ctx: SqlContext, plan: Any) -> None:
         raise CatalogError(f"table {ident} already exists in {ctx.warehouse}")
     df = query_dataframe(ctx.spark, plan.query())
     table = ctx.catalog.create_table(ident, input_arrow_schema(df.schema), partition, primary, options, comment)
+    activate(ctx.spark)  # this thread may be new: the source is looked up in its active session
     try:
         df.write.format("paimon").mode("append").options(**storage_job_options(table.storage_options)) \
             .save(table.path)

@@ -24,6 +24,7 @@ from .catalog import WAREHOUSE_CONF
 from .cluster import write as clustered_write
 from .native_write import NATIVE_WRITE_OPTION, unsupported
 from .options import OVERWRITE_PARTITION_OPTION, storage_job_options
+from .session import activate
 from .sql import (
     SqlContext,
     SqlError,
@@ -316,6 +317,7 @@ def _write_insert(ctx: SqlContext, table: Table, df: Any, overwrite: bool, stati
         clustered_write(df, table.path, "overwrite" if overwrite else "append",
                         {**storage_job_options(table.storage_options), **options})
         return
+    activate(ctx.spark)  # this thread may be new: the source is looked up in its active session
     writer = df.write.format("paimon").mode("overwrite" if overwrite else "append") \
         .options(**storage_job_options(table.storage_options))
     for k, v in options.items():

@@ -7,6 +7,8 @@ DATA_SOURCE_ALREADY_EXISTS for `paimon` and for every table an earlier attach() 
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pyarrow as pa
 import pytest
 
@@ -74,3 +76,21 @@ def test_attach_on_a_new_session_after_the_first(spark, tmp_path):
     paimon_ds.attach(spark, warehouse)  # again, while the other session is active
     assert rows(spark.sql("SELECT * FROM sessions.t WHERE id >= 2")) == [(2, "b"), (3, "c")]
     assert rows(other.sql("SELECT * FROM sessions.t")) == [(1, "A"), (2, "b"), (3, "c")]
+
+
+def test_package_statements_from_a_new_thread(spark, tmp_path):
+    """A thread's JVM thread has no active session until a call sets one, and classic Spark looks a format name up
+    in the active session only: paimon_ds's own reads and writes (here a MERGE through paimon_ds.sql, which reads
+    and writes with format("paimon"), and paimon_ds.read) set it, so they run from a fresh thread pool."""
+    warehouse = str(tmp_path / "wh")
+    paimon_ds.attach(spark, warehouse)
+    paimon_ds.sql(spark, "CREATE DATABASE thread_db")
+    paimon_ds.sql(spark, "CREATE TABLE thread_db.t (id INT, b INT)")
+    paimon_ds.sql(spark, "INSERT INTO thread_db.t VALUES (1, 1), (2, 2)")
+
+    def merge() -> list[tuple]:
+        paimon_ds.sql(spark, "MERGE INTO thread_db.t USING (SELECT 2 AS id, 20 AS b) s ON t.id = s.id "
+                             "WHEN MATCHED THEN UPDATE SET b = s.b")
+        return sorted(tuple(r) for r in paimon_ds.read(spark, f"{warehouse}/thread_db.db/t").collect())
+    with ThreadPoolExecutor(1) as pool:
+        assert pool.submit(merge).result() == [(1, 1), (2, 20)]

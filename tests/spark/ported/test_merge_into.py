@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from pyspark.errors import AnalysisException
 
-from paimon_ds import Table
+from paimon_ds import CommitConflict, Table
 from paimon_ds.errors import PaimonDsError, RowLevelError, SqlError
 
 from ._sql import TABLE_KINDS, create_table, rows, source_view, sql
@@ -404,7 +404,8 @@ def test_concurrent_merge_and_compact(spark, wh, kind):
 @on("append-bucketed", "append-unaware")
 def test_concurrent_two_merge(spark, wh, kind):
     """Two threads MERGE the rows of the source into the target one id at a time; a MERGE that loses to a
-    concurrent commit fails (paimon_ds's conflict error), and the target always keeps its nine rows."""
+    concurrent commit fails with paimon_ds's CommitConflict (Paimon: "Conflicts during commits"), and the target
+    always keeps its nine rows."""
     nine = ", ".join(f"({i}, {i}, {i})" for i in range(1, 10))
     for dv in ("true", "false"):
         source, target = f"tm_s_{dv}", f"tm_t_{dv}"
@@ -419,7 +420,7 @@ def test_concurrent_two_merge(spark, wh, kind):
                     sql(spark, f"MERGE INTO {target} USING (SELECT * FROM {source} WHERE id = {i}) AS {source} "
                                f"ON {target}.id = {source}.id WHEN MATCHED THEN UPDATE SET {target}.id = {source}.id, "
                                f"{target}.b = {source}.b + {target}.b, {target}.c = {source}.c + {target}.c")
-                except RowLevelError:
+                except CommitConflict:
                     pass  # lost to the other thread's commit
                 assert rows(spark, f"SELECT count(*) FROM {target}") == [(9,)]
 

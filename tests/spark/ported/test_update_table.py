@@ -11,7 +11,7 @@ from random import Random
 
 import pytest
 
-from paimon_ds import Table
+from paimon_ds import CommitConflict, Table
 from paimon_ds.errors import RowLevelError, SqlError
 
 from ._sql import rows, source_view, sql
@@ -222,7 +222,7 @@ def test_random_concurrent_update_and_dv_table(spark, wh):
                     sql(spark, f"UPDATE t SET b = b + 1 WHERE (a % {i}) = {random.randrange(i)}")
                 else:
                     sql(spark, "CALL sys.compact(table => 't', options => 'compaction.min.file-num=1')")
-            except RowLevelError:
+            except CommitConflict:
                 pass  # lost to the other thread's commit
             assert rows(spark, "SELECT count(*) FROM t") == [(record_count,)]
 
