@@ -39,6 +39,7 @@ from ..snapshot import Snapshot
 from ..table import Table
 from ..types import conform_array
 from .bucket_expr import quoted, with_bucket_column
+from .connect import is_connect
 from .connect_shim import ShippedFunction
 from .native_write import native_enabled, say_fallback, unsupported, write_native
 from .options import (
@@ -274,8 +275,11 @@ def compact(spark: SparkSession, path: str, full: bool = False, options: dict[st
                    for blob in b.column(b.schema.get_field_index("task")).to_pylist()]
             yield pa.RecordBatch.from_arrays([pa.array(out, pa.binary())], schema=result_schema)
 
-    parallelism = max(spark.sparkContext.defaultParallelism,
-                      int(spark.conf.get("spark.sql.shuffle.partitions", "200")))
+    # Paimon's readParallelism: the larger of the default parallelism and the shuffle partitions (a Spark Connect
+    # client has no SparkContext: the default parallelism only as far as the session's conf sets it)
+    default = int(spark.conf.get("spark.default.parallelism", "1") or 1) if is_connect(spark) \
+        else spark.sparkContext.defaultParallelism
+    parallelism = max(default, int(spark.conf.get("spark.sql.shuffle.partitions", "200")))
     jobs = spark.createDataFrame(payload, "i int, task binary").repartition(min(len(tasks), parallelism), "i")
     rows = jobs.mapInArrow(run, "message binary").collect()
     return table.new_commit().commit_or_abort([m for r in rows for m in pickle.loads(r["message"])])

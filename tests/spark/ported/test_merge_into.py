@@ -394,7 +394,7 @@ def test_concurrent_merge_and_compact(spark, wh, kind):
     paimon_ds refuses; what works: `CALL sys.compact(table => 't')` (full or minor)."""
     sql(spark, "CREATE TABLE t (id INT, b INT, c INT)")
     sql(spark, "INSERT INTO t VALUES (1, 1, 1)")
-    with pytest.raises(SqlError, match="order_strategy is not supported"):
+    with pytest.raises(SqlError, match=r"order_strategy 'order' \(sort compact\) is not supported"):
         sql(spark, "CALL sys.compact(table => 't', order_strategy => 'order', order_by => 'id')")
     pytest.skip("not supported: sys.compact with order_strategy / order_by (sort compaction); what works: "
                 "CALL sys.compact(table => 't') with compact_strategy 'full' or 'minor'")
