@@ -19,7 +19,7 @@ from .operation.auto_tag import expire_tags_by_time, remove_tag
 from .operation.partition_expire import expire_partitions as expire_partitions_now
 from .operation.partition_expire import partition_entries
 from .options import parse_duration
-from .snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotNotFound, tag_json, tag_retention, to_millis
+from .snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotNotFound, tag_retention, to_millis
 from .table import Table
 
 TableRef = str | Table
@@ -120,19 +120,8 @@ def create_tag_from_timestamp(table: TableRef, tag: str, timestamp: dt.datetime 
 
 
 def _create_tag(t: Table, tag: str, snapshot: Snapshot, time_retained: str | None) -> Snapshot:
-    if time_retained is None:
-        if t.io.exists(t.snapshot_manager.path(snapshot.id)):
-            return maintenance.create_tag(t, tag, snapshot.id)
-        retained = t.options.get("tag.default-time-retained")
-    else:
-        retained = parse_duration(time_retained)
-    if not tag or "/" in tag:
-        raise ValueError(f"tag name {tag!r} is not valid")
-    sm = t.snapshot_manager
-    t.io.mkdirs(sm.tag_dir)
-    if not t.io.try_create(sm.tag_path(tag), tag_json(snapshot, retained).encode()):
-        raise ValueError(f"tag {tag!r} already exists in {t.path}")
-    return snapshot
+    retained = None if time_retained is None else parse_duration(time_retained)
+    return maintenance.write_tag(t, tag, snapshot, retained)
 
 
 def rename_tag(table: TableRef, tag: str, target_tag: str, storage_options: dict[str, Any] | None = None) -> None:

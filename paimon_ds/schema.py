@@ -80,13 +80,12 @@ class TableSchema:
         """The schema as Arrow types (the public name, as pyiceberg's Schema.as_arrow); a column's description
         (its SQL COMMENT) is the field's metadata `description`, as pypaimon gives it; a column's DEFAULT is the
         metadata `default-value`."""
-        def metadata(d: DataField) -> dict[bytes, str]:
-            out = {b"description": d.description} if d.description is not None else {}
-            if d.default_value is not None:
-                out[DEFAULT_VALUE_METADATA] = d.default_value
-            return out
-        schema = self.arrow_schema()
-        return pa.schema([f.with_metadata(metadata(d)) if metadata(d) else f for f, d in zip(schema, self.fields)])
+        fields = []
+        for f, d in zip(self.arrow_schema(), self.fields):
+            metadata = {key: value for key, value in ((b"description", d.description),
+                                                      (DEFAULT_VALUE_METADATA, d.default_value)) if value is not None}
+            fields.append(f.with_metadata(metadata) if metadata else f)
+        return pa.schema(fields)
 
     def __repr__(self) -> str:
         columns = ", ".join(f"{f.name} {f.type.sql()}" for f in self.fields)

@@ -56,21 +56,9 @@ def create_tag(table: FileStore, name: str, snapshot_id: int | None = None,
                time_retained_ns: int | None = None) -> Snapshot:
     """Tag a snapshot (the latest by default): `tag/tag-<name>` holds a copy of it, as in Paimon, with the table's
     `tag.default-time-retained` or ``time_retained_ns`` (its creation time and retention, after which a commit
-    deletes it). A table whose
-    options ask Paimon's tag creation for more (callbacks, success files) is refused before anything is written."""
-    check_supported(table.options, TAG, table.path)
-    sm = table.snapshot_manager
-    snapshot = sm.snapshot(snapshot_id) if snapshot_id is not None else sm.latest()
-    if snapshot is None:
-        raise SnapshotNotFound(f"{table.path} has no snapshot to tag")
-    if not name or "/" in name:
-        raise ValueError(f"tag name {name!r} is not valid")
-    table.io.mkdirs(sm.tag_dir)
-    retained = table.options.get("tag.default-time-retained") if time_retained_ns is None else time_retained_ns
-    content = tag_json(snapshot, retained)
-    if not table.io.try_create(sm.tag_path(name), content.encode()):
-        raise ValueError(f"tag {name!r} already exists in {table.path}")
-    return snapshot
+    deletes it). A table whose options ask Paimon's tag creation for more (callbacks, success files) is refused
+    before anything is written."""
+    return write_tag(table, name, _snapshot_to_tag(table, snapshot_id), time_retained_ns)
 
 
 def replace_tag(table: FileStore, name: str, snapshot_id: int | None = None,
@@ -78,15 +66,35 @@ def replace_tag(table: FileStore, name: str, snapshot_id: int | None = None,
     """Point an existing tag at a snapshot (the latest by default) with a new retention, as Paimon 1.x's
     TagManager.replaceTag: the tag file is rewritten (files only the old snapshot kept stay until
     remove_orphan_files, as in Paimon)."""
-    check_supported(table.options, TAG, table.path)
-    sm = table.snapshot_manager
-    if name not in sm.tag_names():
+    if name not in table.snapshot_manager.tag_names():
         raise SnapshotNotFound(f"Tag '{name}' doesn't exist.")
+    return write_tag(table, name, _snapshot_to_tag(table, snapshot_id), time_retained_ns, replace=True)
+
+
+def _snapshot_to_tag(table: FileStore, snapshot_id: int | None) -> Snapshot:
+    sm = table.snapshot_manager
     snapshot = sm.snapshot(snapshot_id) if snapshot_id is not None else sm.latest()
     if snapshot is None:
         raise SnapshotNotFound(f"{table.path} has no snapshot to tag")
+    return snapshot
+
+
+def write_tag(table: FileStore, name: str, snapshot: Snapshot, time_retained_ns: int | None = None,
+              replace: bool = False) -> Snapshot:
+    """Write tag ``name`` for ``snapshot`` (which may have expired: a tag keeps a copy), with ``time_retained_ns``
+    or the table's `tag.default-time-retained`; a new tag must not exist, a replaced one is overwritten."""
+    check_supported(table.options, TAG, table.path)
+    if not name or "/" in name:
+        raise ValueError(f"tag name {name!r} is not valid")
+    sm = table.snapshot_manager
     retained = table.options.get("tag.default-time-retained") if time_retained_ns is None else time_retained_ns
-    table.io.write_bytes(sm.tag_path(name), tag_json(snapshot, retained).encode())
+    content = tag_json(snapshot, retained).encode()
+    if replace:
+        table.io.write_bytes(sm.tag_path(name), content)
+        return snapshot
+    table.io.mkdirs(sm.tag_dir)
+    if not table.io.try_create(sm.tag_path(name), content):
+        raise ValueError(f"tag {name!r} already exists in {table.path}")
     return snapshot
 
 
