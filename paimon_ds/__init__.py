@@ -24,9 +24,17 @@ from .catalog import (
 )
 from .deletionvectors.index_file import DeletionVectorError
 from .deletionvectors.roaring import RoaringFormatError
-from .errors import ConnectError, CorruptFileError, PaimonDsError, RowLevelError, SqlError
+from .errors import (
+    CommitLandedError,
+    ConnectError,
+    CorruptFileError,
+    MissingFileError,
+    PaimonDsError,
+    RowLevelError,
+    SqlError,
+)
 from .expressions import FilterError, col, parse_filter
-from .fs import StorageError
+from .fs import OutcomeUnknown, StorageError
 from .lazy import NotExpressibleError
 from .operation.evolution import DataEvolutionError
 from .operation.messages import CommitConflict
@@ -34,7 +42,7 @@ from .operation.row_level import Delete, Insert, MergeBuilder, RowLevelResult, U
 from .options import OptionError
 from .read_api import MissingDependencyError, Scan, time_travel_options
 from .schema_change import ColumnAlreadyExists, ColumnNotFound
-from .snapshot import SnapshotNotFound
+from .snapshot import SnapshotExpired, SnapshotNotFound
 from .spark.options import MissingCredentialsError  # pyspark-free module
 from .table import Table, TableNotFound, write_arrow
 from .types import SchemaError
@@ -67,12 +75,12 @@ __all__ = ["register", "session", "attach", "sql", "read", "write", "foreach_bat
            "Scan", "col", "parse_filter", "write_arrow", "MergeBuilder", "RowLevelResult",
            # errors: every one derives from PaimonDsError and from the built-in exception it refines
            "PaimonDsError", "BranchError", "BranchNotFound", "CastError", "CatalogError", "ColumnAlreadyExists",
-           "ColumnNotFound", "CommitConflict", "ConnectError", "CorruptFileError", "DataEvolutionError",
-           "DatabaseAlreadyExists",
+           "ColumnNotFound", "CommitConflict", "CommitLandedError", "ConnectError", "CorruptFileError",
+           "DataEvolutionError", "DatabaseAlreadyExists",
            "DatabaseNotEmpty", "DatabaseNotFound", "DeletionVectorError", "FilterError", "MissingCredentialsError",
-           "MissingDependencyError", "NotExpressibleError", "OptionError",
-           "RoaringFormatError", "RowLevelError", "SchemaError", "SnapshotNotFound", "SqlError", "StorageError",
-           "TableAlreadyExists", "TableNotFound"]
+           "MissingDependencyError", "MissingFileError", "NotExpressibleError", "OptionError", "OutcomeUnknown",
+           "RoaringFormatError", "RowLevelError", "SchemaError", "SnapshotExpired", "SnapshotNotFound", "SqlError",
+           "StorageError", "TableAlreadyExists", "TableNotFound"]
 
 
 def register(spark: SparkSession) -> None:

@@ -20,7 +20,7 @@ would put the branch's directory elsewhere. Every check runs before anything is 
 from __future__ import annotations
 
 import json
-import os
+import uuid
 
 from .errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, PaimonDsError, reading_file
 from .fs import FileIO
@@ -148,30 +148,59 @@ class BranchManager:
             if latest is None:
                 raise BranchNotFound(f"no Paimon table at {self.root}")
             schema_id = latest.id
-        target = self.path(name)
-        # schemas first, so that the branch's snapshot never names a schema it lacks; the first file is
-        # created only if absent, so of two creations of one name at once only one goes on
-        first = True
+        files: dict[str, bytes] = {}  # relative path in the branch -> content, read before anything is written
         for sid in source_schemas.list_ids():
-            if sid > schema_id:
-                continue
-            data = self.io.read_bytes(source_schemas.path(sid))
-            dest = f"{target}/schema/schema-{sid}"
-            if first:
-                if not self.io.try_create(dest, data):
-                    raise BranchError(f"branch {name!r} already exists in table {self.root}")
-                first = False
-            else:
-                self.io.write_bytes(dest, data)
+            if sid <= schema_id:
+                files[f"schema/schema-{sid}"] = self.io.read_bytes(source_schemas.path(sid))
         if tag is not None:
             if self.io.exists(source.path(snapshot_id)):
                 snapshot_bytes = self.io.read_bytes(source.path(snapshot_id))
             else:  # the snapshot expired; the tag kept its content (Paimon writes it from the tag)
                 trimmed = {k: v for k, v in snapshot_obj.items() if k not in _TAG_FIELDS}
                 snapshot_bytes = json.dumps(trimmed, indent=2).encode()
-            self.io.write_bytes(f"{target}/snapshot/snapshot-{snapshot_id}", snapshot_bytes)
-            self.io.write_bytes(f"{target}/tag/tag-{tag}", tag_text.encode())
+            files[f"snapshot/snapshot-{snapshot_id}"] = snapshot_bytes
+            files[f"tag/tag-{tag}"] = tag_text.encode()
+        if self.io.is_local:
+            self._create_by_rename(name, files)
+        else:
+            self._create_in_place(name, files)
         return True
+
+    def _create_by_rename(self, name: str, files: dict[str, bytes]) -> None:
+        """On local disk the branch appears whole or not at all: its files go into a hidden directory
+        (`branch/.branch-<name>.<uuid>.tmp`, which no listing takes for a branch), renamed into place at the end."""
+        staging = f"{self.root}/{BRANCH_DIR}/.{BRANCH_PREFIX}{name}.{uuid.uuid4().hex}.tmp"
+        try:
+            for rel, data in files.items():
+                self.io.write_bytes(f"{staging}/{rel}", data)
+            self.io.rename(staging, self.path(name))
+        except FileExistsError:
+            self._discard(staging)
+            raise BranchError(f"branch {name!r} already exists in table {self.root}") from None
+        except BaseException:
+            self._discard(staging)
+            raise
+
+    def _discard(self, staging: str) -> None:
+        try:
+            self.io.delete_tree(staging)
+        except OSError:
+            pass  # hidden, and older than its margin remove_orphan_files deletes it
+
+    def _create_in_place(self, name: str, files: dict[str, bytes]) -> None:
+        """On an object store (no rename) the files are written where they belong: schemas first, the first one
+        created only if absent (of two creations of one name at once only one goes on), so that the branch's
+        snapshot never names a schema it lacks. A creation stopped half-way leaves a branch to delete and create
+        again (BranchError says so), as Paimon's does."""
+        first = True
+        target = self.path(name)
+        for rel, data in files.items():
+            if first:
+                if not self.io.try_create(f"{target}/{rel}", data):
+                    raise BranchError(f"branch {name!r} already exists in table {self.root}")
+                first = False
+            else:
+                self.io.write_bytes(f"{target}/{rel}", data)
 
     # ---------------------------------------------------------------- delete / rename
     def _check_not_read_through(self, name: str, action: str) -> None:
@@ -192,9 +221,15 @@ class BranchManager:
         self._check_not_read_through(name, "delete")
 
     def drop(self, name: str) -> None:
-        """Delete a branch's metadata (schema/, snapshot/, tag/); its own data files become orphans."""
+        """Delete a branch's metadata (schema/, snapshot/, tag/); its own data files become orphans. On local disk
+        the branch goes at once (renamed to a hidden directory, then deleted)."""
         self.check_drop(name)
-        self.io.fs.rm(self.path(name), recursive=True)
+        if self.io.is_local:
+            doomed = f"{self.root}/{BRANCH_DIR}/.{BRANCH_PREFIX}{name}.{uuid.uuid4().hex}.tmp"
+            self.io.rename(self.path(name), doomed)
+            self._discard(doomed)
+        else:
+            self.io.delete_tree(self.path(name))
 
     def rename(self, source: str, target: str) -> None:
         """Rename a branch (its directory), as Paimon's rename_branch."""
@@ -206,7 +241,7 @@ class BranchManager:
             raise BranchError(f"branch {target!r} already exists in table {self.root}")
         self._check_not_read_through(source, "rename")
         if self.io.is_local:
-            os.rename(self.path(source), self.path(target))
+            self.io.rename(self.path(source), self.path(target))
         else:
             self.io.fs.mv(self.path(source), self.path(target), recursive=True)
 
@@ -229,23 +264,30 @@ class BranchManager:
         earliest_schema = branch.snapshot(earliest).schema_id
         here, here_schemas = self.snapshots(self.current), self.schemas(self.current)
         branch_schemas = self.schemas(name)
-        # readers first lose the LATEST hint (they list instead), then the replaced snapshots, newest first
-        self.io.delete_quietly(f"{here.dir}/LATEST")
+        # everything of the branch read first
+        schemas = {sid: self.io.read_bytes(branch_schemas.path(sid)) for sid in branch_schemas.list_ids()}
+        snapshots = {sid: self.io.read_bytes(branch.path(sid)) for sid in branch.list_ids()}
+        tags = {tag: self.io.read_bytes(f"{branch.tag_dir}/tag-{tag}") for tag in branch.tag_names()}
+        # Not atomic, as Paimon's is not: stopped half-way, the current branch reads one of its older snapshots
+        # (run it again to finish), never a table without its schema. Readers first lose the LATEST hint (they list
+        # instead), then the replaced snapshots, newest first, and tags; the branch's schemas then replace the
+        # current ones in place (never none: those up to the branch's creation are the same), the current
+        # branch's later schemas go, and the branch's snapshots (oldest first) and tags come
+        self.io.delete(f"{here.dir}/LATEST")
         for sid in sorted((i for i in here.list_ids() if i >= earliest), reverse=True):
-            self.io.delete_quietly(here.path(sid))
+            self.io.delete(here.path(sid))
         for tag in here.tag_names():
             if here.tag(tag).id >= earliest:
-                self.io.delete_quietly(f"{here.tag_dir}/tag-{tag}")
-        for sid in here_schemas.list_ids():
-            if sid >= earliest_schema:
-                self.io.delete_quietly(here_schemas.path(sid))
-        # then the branch's schemas, snapshots (oldest first) and tags
-        for sid in branch_schemas.list_ids():
-            self.io.write_bytes(here_schemas.path(sid), self.io.read_bytes(branch_schemas.path(sid)))
-        for sid in branch.list_ids():
-            self.io.write_bytes(here.path(sid), self.io.read_bytes(branch.path(sid)))
-        for tag in branch.tag_names():
-            self.io.write_bytes(f"{here.tag_dir}/tag-{tag}", self.io.read_bytes(f"{branch.tag_dir}/tag-{tag}"))
+                self.io.delete(f"{here.tag_dir}/tag-{tag}")
+        for sid, data in sorted(schemas.items()):
+            self.io.write_bytes(here_schemas.path(sid), data)
+        for sid in sorted(here_schemas.list_ids(), reverse=True):
+            if sid >= earliest_schema and sid not in schemas:
+                self.io.delete(here_schemas.path(sid))
+        for sid, data in sorted(snapshots.items()):
+            self.io.write_bytes(here.path(sid), data)
+        for tag, data in tags.items():
+            self.io.write_bytes(f"{here.tag_dir}/tag-{tag}", data)
         ids = here.list_ids()
         if ids:
             self.io.write_bytes(f"{here.dir}/EARLIEST", str(ids[0]).encode())

@@ -103,14 +103,11 @@ class ConsumerManager:
         self.io.write_bytes(self.path(consumer_id), Consumer(int(next_snapshot)).to_json().encode())
 
     def delete(self, consumer_id: str) -> None:
-        self.io.delete_quietly(self.path(consumer_id))
+        self.io.delete(self.path(consumer_id))
 
     def _files(self) -> list[tuple[str, dict[str, Any]]]:
         """(consumer id, listing details) of each consumer file, by id."""
-        try:
-            listing = self.io.fs.ls(self.dir, detail=True)
-        except FileNotFoundError:
-            return []
+        listing = self.io.list_details(self.dir)
         out = []
         for info in listing:
             name = str(info["name"]).rstrip("/").rsplit("/", 1)[-1]
@@ -139,7 +136,7 @@ class ConsumerManager:
         expired = []
         for consumer_id, info in self._files():
             if _mtime_ms(self.io, info) < before_ms:
-                self.io.delete_quietly(self.path(consumer_id))
+                self.io.delete(self.path(consumer_id))
                 expired.append(consumer_id)
         return expired
 
@@ -170,7 +167,7 @@ def _pattern(text: str | None, what: str) -> re.Pattern[str] | None:
 def _mtime_ms(io: FileIO, info: dict[str, Any]) -> int:
     value = info.get("mtime", info.get("LastModified"))
     if value is None:
-        value = io.fs.modified(info["name"])
+        value = io.modified(info["name"])
     if hasattr(value, "timestamp"):
         return int(value.timestamp() * 1000)
     return int(float(value) * 1000)

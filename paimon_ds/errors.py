@@ -57,6 +57,18 @@ class ConnectError(PaimonDsError, RuntimeError):
     """The package cannot be prepared for a Spark Connect server."""
 
 
+class CommitLandedError(PaimonDsError, RuntimeError):
+    """Spark reports a write failed whose commit landed (the driver-side commit raised, or its Python worker died,
+    after the snapshot was created): its rows are in the table, and running the write again would add them twice."""
+
+
+
+class MissingFileError(PaimonDsError, FileNotFoundError):
+    """A file a live snapshot uses is gone: the table is damaged (deleted by hand, or by a tool that ignored the
+    snapshot)."""
+
+    exit_code = EXIT_STORAGE
+
 
 class CorruptFileError(PaimonDsError, OSError):
     """A table file (snapshot, schema, tag, manifest, data or index file) exists but cannot be read: empty,

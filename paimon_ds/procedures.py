@@ -133,9 +133,16 @@ def rename_tag(table: TableRef, tag: str, target_tag: str, storage_options: dict
         raise SnapshotNotFound(f"tag {tag!r} does not exist in {t.path}")
     if not target_tag or "/" in target_tag:
         raise ValueError(f"tag name {target_tag!r} is not valid")
+    if t.io.is_local:  # at once: one name or the other, never both nor neither
+        try:
+            t.io.rename(sm.tag_path(tag), sm.tag_path(target_tag))
+        except FileExistsError:
+            raise ValueError(f"tag {target_tag!r} already exists in {t.path}") from None
+        return
+    # an object store copies: stopped half-way, both names hold the tag (delete the old one)
     if not t.io.try_create(sm.tag_path(target_tag), content):
         raise ValueError(f"tag {target_tag!r} already exists in {t.path}")
-    t.io.delete_quietly(sm.tag_path(tag))
+    t.io.delete(sm.tag_path(tag))
 
 
 def expire_tags(table: TableRef, older_than: dt.datetime | str | int | None = None,
@@ -155,7 +162,7 @@ def expire_tags(table: TableRef, older_than: dt.datetime | str | int | None = No
         except SnapshotNotFound:
             continue
         if created is None:
-            created = t.io.fs.modified(sm.tag_path(name)).astimezone().replace(tzinfo=None)
+            created = t.io.modified(sm.tag_path(name)).astimezone().replace(tzinfo=None)
         if created < before:
             remove_tag(t, name)
             expired.append(name)

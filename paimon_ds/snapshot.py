@@ -44,6 +44,10 @@ class SnapshotNotFound(PaimonDsError, LookupError):
     exit_code = EXIT_NOT_FOUND
 
 
+class SnapshotExpired(SnapshotNotFound):
+    """A snapshot expired while it was being read: the files it used were deleted with it."""
+
+
 class SkippedFileWarning(UserWarning):
     """A damaged old snapshot (or changelog, tag) was left out of a listing, history or expiry: the rest is shown."""
 
@@ -150,8 +154,28 @@ class SnapshotManager:
             return None
 
     def list_ids(self) -> list[int]:
-        return sorted(int(n[9:]) for n in self.io.list_names(self.dir)
-                      if n.startswith("snapshot-") and n[9:].isdigit())
+        """The ids of the table's snapshots, oldest first. A snapshot file below the EARLIEST hint (when the hint's
+        snapshot exists) is not one: an expiry that wrote the hint first stopped before it deleted that file (the
+        files it used may be gone); the next expiry deletes it."""
+        names = self.io.list_names(self.dir)
+        ids = sorted(int(n[9:]) for n in names if n.startswith("snapshot-") and n[9:].isdigit())
+        if len(ids) > 1 and "EARLIEST" in names:
+            earliest = self.hint("EARLIEST")
+            if earliest is not None and earliest > ids[0] and earliest in ids:
+                return [i for i in ids if i >= earliest]
+        return ids
+
+    def remnants(self) -> list[int]:
+        """Snapshot files below the EARLIEST hint that an interrupted expiry left (see list_ids)."""
+        names = self.io.list_names(self.dir)
+        ids = sorted(int(n[9:]) for n in names if n.startswith("snapshot-") and n[9:].isdigit())
+        earliest = self.hint("EARLIEST") if ids and "EARLIEST" in names else None
+        if earliest is None or earliest not in ids:
+            return []
+        return [i for i in ids if i < earliest]
+
+    def exists(self, snapshot_id: int) -> bool:
+        return self.io.exists(self.path(snapshot_id))
 
     def latest_id(self) -> int | None:
         """The newest snapshot id: from the LATEST hint, probing forward past a stale hint."""

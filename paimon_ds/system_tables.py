@@ -230,7 +230,7 @@ def _branches(table: FileStore) -> list[dict[str, Any]]:
     for name in manager.branches():
         schemas = manager.schemas(name)
         ids = schemas.list_ids()
-        modified = table.io.fs.modified(schemas.path(ids[0])) if ids else dt.datetime.fromtimestamp(0)
+        modified = table.io.modified(schemas.path(ids[0])) if ids else dt.datetime.fromtimestamp(0)
         millis = int(modified.timestamp() * 1000)
         rows.append({"branch_name": name, "create_time": _local_time(millis)})
     return rows

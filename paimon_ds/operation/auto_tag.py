@@ -90,7 +90,7 @@ def remove_tag(table: FileStore, name: str) -> None:
     except SnapshotNotFound:
         return
     if table.io.exists(sm.path(tagged.id)):
-        table.io.delete_quietly(sm.tag_path(name))
+        table.io.delete(sm.tag_path(name))
     else:
         delete_tag(table, name)
 
@@ -248,7 +248,7 @@ def create_batch_tag(table: FileStore) -> None:
 
 def _modified(table: FileStore, name: str) -> float:
     try:
-        return table.io.fs.modified(table.snapshot_manager.tag_path(name)).timestamp()
+        return table.io.modified(table.snapshot_manager.tag_path(name)).timestamp()
     except (FileNotFoundError, OSError, NotImplementedError):
         return 0.0
 

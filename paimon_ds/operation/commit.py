@@ -20,12 +20,14 @@ import numpy as np
 
 from ..deletionvectors.maintainer import drop_vectors_of
 from ..format.partition import POSTPONE_BUCKET
+from ..fs import OutcomeUnknown
 from ..index.manifest import IndexManifestEntry, IndexManifestFile
 from ..index.paths import in_data_dir, index_file_path
 from ..manifest.files import ManifestFile, ManifestList
 from ..manifest.meta import FileKind, ManifestEntry, ManifestFileMeta, live_entries
 from ..mergetree.changelog import lookup_compaction
 from ..mergetree.compact import full_compaction_due, full_compaction_interval
+from ..options import Options
 from ..row_tracking import assign_row_tracking, data_evolution_enabled, row_tracking_enabled
 from ..snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from .index_commit import IndexCommit, deletion_vector_changes, hashes_added
@@ -59,6 +61,12 @@ def commits_due_full_compaction(table: FileStore) -> bool:
     return full_compaction_due(every, sum(1 for s in sm.readable_snapshots() if s.commit_kind != "COMPACT"))
 
 
+def new_commit_user(options: Options) -> str:
+    """A fresh commit user, as Paimon makes one: `commit.user-prefix` (if set) and `_`, then a uuid."""
+    prefix = options.get("commit.user-prefix")
+    return ((prefix + "_") if prefix else "") + str(uuid.uuid4())
+
+
 class TableCommit:
     def __init__(self, table: FileStore, commit_user: str | None = None,
                  compact_buckets: BucketCompactor | None = None, after_commit: AfterCommit | None = None,
@@ -68,11 +76,14 @@ class TableCommit:
         self.compact_buckets = compact_buckets
         self.after_commit = after_commit
         self.io = table.io
-        prefix = table.options.get("commit.user-prefix")
-        self.commit_user = commit_user or ((prefix + "_") if prefix else "") + str(uuid.uuid4())
+        self.commit_user = commit_user or new_commit_user(table.options)
         opts = table.options
         self.max_retries = opts.get("commit.max-retries")
         self.lost_races = 0  # attempts another writer's snapshot beat (each retried on the new latest)
+        # a snapshot of this commit landed (or may have: its create's answer never came): abort() then deletes
+        # nothing, since that snapshot uses the messages' files
+        self.landed: Snapshot | None = None
+        self.outcome_unknown = False
         self.merge_min_count = opts.get("manifest.merge-min-count")
         compression = opts.get("manifest.compression")
         manifest_format = opts.get("manifest.format")
@@ -160,15 +171,23 @@ class TableCommit:
         if self.compact_buckets is None:
             raise ValueError(f"a commit to {self.table.path} wrote buckets its writers did not compact, and this "
                              "TableCommit has no compaction: build it with table.new_commit()")
-        try:
-            return self.compact_buckets(buckets, full, self.commit_user, identifier)
-        except CommitConflict as e:
-            # another compaction (a concurrent job's, Java's) replaced some of its inputs first: as Paimon's
-            # committer, the compaction that lost is dropped (its files deleted) and the data commit stands; the
-            # next commit to these buckets compacts them again
-            log.warning("the compaction after a commit to %s lost to a concurrent one and was dropped: %s",
-                        self.table.path, e)
-            return None
+        for attempt in range(2):
+            try:
+                return self.compact_buckets(buckets, full, self.commit_user, identifier)
+            except CommitConflict as e:
+                # another compaction (a concurrent job's, Java's) replaced some of its inputs first: as Paimon's
+                # committer, the compaction that lost is dropped (its files deleted) and the data commit stands;
+                # the next commit to these buckets compacts them again
+                log.warning("the compaction after a commit to %s lost to a concurrent one and was dropped: %s",
+                            self.table.path, e)
+                return None
+            except Exception as e:  # noqa: BLE001 - the data commit landed: it must not be reported failed
+                # (a storage error): tried once more from the latest snapshot, then left to the next commit
+                if attempt == 0:
+                    continue
+                log.warning("the compaction after a commit to %s failed and was left to the next commit: %s",
+                            self.table.path, e)
+        return None
 
     def overwrite(self, messages: Sequence[CommitMessage],
                   partitions: set[bytes] | Callable[[bytes], bool] | None = None,
@@ -214,7 +233,7 @@ class TableCommit:
             snapshot = self._commit(adds, "OVERWRITE", identifier, overwrite=None, fixed_deletes=deletes,
                                     dv_changes=dv_changes)
         except BaseException:
-            for e in dv_changes:
+            for e in dv_changes if not self.outcome_unknown else ():
                 if e.kind == FileKind.ADD:
                     self.io.delete_quietly(index_file_path(self.table.store, e.partition, e.bucket, e.index_file))
             raise
@@ -262,6 +281,14 @@ class TableCommit:
             raise
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
+        """Delete the files the messages made, unless a snapshot of this commit landed, or may have (its
+        create's answer never came): that snapshot uses them, so they stay (if it did not land, they are orphans
+        for remove_orphan_files)."""
+        if self.landed is not None or self.outcome_unknown:
+            log.warning("abort of a commit to %s deletes nothing: its snapshot %s", self.table.path,
+                        f"{self.landed.id} landed" if self.landed is not None else "may have landed (the store "
+                        "did not answer); its files stay")
+            return
         index_in_data_dir = in_data_dir(self.table.store)
         for m in messages:
             for path in m.file_paths(self.table.root, index_in_data_dir):
@@ -311,9 +338,11 @@ class TableCommit:
         try:
             snapshot = self._commit_attempts(adds, kind, identifier, overwrite, fixed_deletes, sequence_guard,
                                              changelog, added_hashes or {}, hash_base, dv_changes or [])
+            self.landed = snapshot
             return snapshot
-        finally:  # hash index files of attempts that did not land
-            self.index.discard_unlanded(snapshot)
+        finally:  # hash index files of attempts that did not land (all stay if the last one may have)
+            if not self.outcome_unknown:
+                self.index.discard_unlanded(snapshot)
 
     def _commit_attempts(self, adds: list[ManifestEntry], kind: str, identifier: int,
                          overwrite: OverwriteScope,
@@ -398,8 +427,12 @@ class TableCommit:
                     index_manifest=index_manifest,
                     changelog_record_count=sum(e.file.row_count for e in changelog or ()),
                 )
-                if self.table.snapshot_manager.try_commit(snapshot):
-                    return snapshot
+                try:
+                    if self.table.snapshot_manager.try_commit(snapshot):
+                        return snapshot
+                except OutcomeUnknown:
+                    self.outcome_unknown = True  # it may have landed: nothing of it is deleted
+                    raise
                 self.lost_races += 1
                 log.info("commit to %s: snapshot %d was taken by another writer (attempt %d of %d); retrying",
                          self.table.path, snapshot.id, attempt + 1, self.max_retries + 1)
@@ -409,7 +442,8 @@ class TableCommit:
             raise CommitConflict(f"gave up committing to {self.table.path} after {self.max_retries + 1} attempts: "
                                  "other writers kept committing first (raise commit.max-retries)")
         except BaseException:
-            self._delete_manifests(attempt_files + [m.file_name for m in delta_metas + changelog_metas])
+            if not self.outcome_unknown:
+                self._delete_manifests(attempt_files + [m.file_name for m in delta_metas + changelog_metas])
             raise
 
     def _check_still_live(self, deletes: list[ManifestEntry], base_metas: list[ManifestFileMeta]) -> None:

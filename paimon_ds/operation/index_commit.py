@@ -10,6 +10,7 @@ index files of attempts that did not land (operation/commit.py runs the attempts
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -29,6 +30,8 @@ from ..index.paths import index_file_path
 from ..manifest.meta import FileKind
 from ..snapshot import Snapshot
 from .messages import CommitConflict, CommitMessage, OverwriteScope, overwritten
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from ..store import FileStore
@@ -152,7 +155,13 @@ class IndexCommit:
         """Delete the hash index files this commit wrote that ``landed`` (None: nothing landed) does not use."""
         kept: set[str] = set()
         if landed is not None and landed.index_manifest:
-            kept = {e.index_file.file_name for e in self.manifest.read(landed.index_manifest)}
+            try:
+                kept = {e.index_file.file_name for e in self.manifest.read(landed.index_manifest)}
+            except OSError as e:  # the commit landed: what it does not use stays, as orphans, rather than guessed
+                log.warning("commit to %s: its index manifest was not read back (%s); hash index files of attempts "
+                            "that did not land are left for remove_orphan_files", self.table.path, e)
+                self.written = {}
+                return
         for (partition, bucket, _), meta in self.written.items():
             if meta is not None and meta.file_name not in kept:
                 self.table.io.delete_quietly(index_file_path(self.table.store, partition, bucket, meta))

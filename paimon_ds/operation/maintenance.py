@@ -1,17 +1,19 @@
 """Table maintenance: expiry, tags, rollback and orphan removal, never touching what a retained snapshot, a tag,
 a changelog or another branch uses.
 
-Order matters for readers: the hints move first, then the snapshot (or tag) files go, and only then the data and
-metadata files nothing retained references. A crash in between leaves unreferenced files (orphans), never a
-snapshot whose files are gone.
+Order matters for readers: everything is read first, then the snapshot (or tag) files go, then the hints move,
+and only then the data and metadata files nothing retained references. A crash or a failed delete in between
+leaves unreferenced files (orphans), never a snapshot whose files are gone.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from typing import TYPE_CHECKING, Any
 
+from ..branch import BRANCH_DIR
 from ..external_paths import path_string
 from ..fs import is_uri
 from ..options import EXPIRE, TAG, check_supported
@@ -24,6 +26,8 @@ from .staged_files import STAGING_PREFIX
 
 if TYPE_CHECKING:
     from ..store import FileStore
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ExpireResult", "create_tag", "delete_tag", "expire_snapshots", "remove_orphan_files", "rollback"]
 
@@ -99,19 +103,42 @@ def write_tag(table: FileStore, name: str, snapshot: Snapshot, time_retained_ns:
 
 
 def delete_tag(table: FileStore, name: str) -> list[str]:
-    """Remove a tag, and the files only it still referenced (its snapshot expired since); returns them."""
+    """Remove a tag, and the files only it still referenced (its snapshot expired since); returns them. The tag file
+    is the step that counts: the files are read before it goes, and a failure to delete them afterwards is logged
+    (they are orphans then, for remove_orphan_files), not raised."""
     sm = table.snapshot_manager
     tagged = sm.tag(name)  # raises SnapshotNotFound naming the tag
     branch_tables(table)  # every branch readable, or nothing is deleted
-    table.io.delete_quietly(f"{sm.tag_dir}/tag-{name}")
     drop = References(table)
     drop.add_snapshot(tagged)
-    return _delete_unreferenced(table, drop)
+    table.io.delete(sm.tag_path(name))
+    return _delete_unreferenced_quietly(table, drop, f"deleting tag {name!r}")
+
+
+def _delete_unreferenced_quietly(table: FileStore, drop: References, what: str) -> list[str]:
+    """_delete_unreferenced after the step that counts has happened: a failure leaves orphans and is logged."""
+    try:
+        return _delete_unreferenced(table, drop)
+    except Exception as e:  # noqa: BLE001 - the operation happened; its leftovers are orphans
+        log.warning("%s of %s: the files nothing references any more were not all deleted (%s); "
+                    "remove_orphan_files deletes them", what, table.path, e)
+        return []
+
+
+def _write_hint(table: FileStore, directory: str, name: str, value: int) -> None:
+    try:
+        table.io.write_bytes(f"{directory}/{name}", str(value).encode())
+    except OSError as e:  # a hint: readers check it and list when it is stale
+        log.warning("%s: the %s hint of %s was not written (%s)", table.path, name, directory, e)
 
 
 def rollback(table: FileStore, snapshot_id: int | None = None, tag: str | None = None) -> Snapshot:
     """Make a snapshot (or a tag's snapshot) the latest again: newer snapshots and the files only they
-    used are deleted. A tag whose snapshot has expired is restored from the tag's copy."""
+    used are deleted. A tag whose snapshot has expired is restored from the tag's copy.
+
+    Everything is read first. Then the newer snapshot files go oldest first, so that the table shows its latest
+    snapshot until the very last one goes, and then the target: a rollback that stops half-way leaves the table
+    as it was (run it again to finish), never a snapshot in between."""
     sm = table.snapshot_manager
     if (snapshot_id is None) == (tag is None):
         raise ValueError("rollback needs exactly one of a snapshot id or a tag name")
@@ -121,25 +148,26 @@ def rollback(table: FileStore, snapshot_id: int | None = None, tag: str | None =
     newer = [i for i in ids if i > target.id]
     drop = References(table)
     for sid in newer:
-        drop.add_snapshot(sm.snapshot(sid))
-        drop.add_delta_files(sm.snapshot(sid))
+        snapshot = sm.snapshot(sid)
+        drop.add_snapshot(snapshot)
+        drop.add_delta_files(snapshot)
     # changelogs newer than the target go too (Paimon's RollbackHelper), with the files only they kept
     changelogs = [i for i in sm.changelog_ids() if i > target.id]
     for cid in changelogs:
         drop.add_snapshot(sm.changelog(cid))
-    # newest first, so that a reader probing past LATEST never finds a gap
-    for sid in reversed(newer):
-        table.io.delete_quietly(sm.path(sid))
+    if target.id not in ids:  # the tag outlived its snapshot: restored first, below the others (not yet listed)
+        table.io.write_bytes(sm.path(target.id), target.to_json().encode())
+    for sid in newer:  # oldest first: the latest goes last, and with it the table turns to the target
+        table.io.delete(sm.path(sid))
     for cid in reversed(changelogs):
-        table.io.delete_quietly(sm.changelog_path(cid))
+        table.io.delete(sm.changelog_path(cid))
     if changelogs:
         remaining = [i for i in sm.changelog_ids() if i <= target.id]
-        table.io.write_bytes(f"{sm.changelog_dir}/LATEST", str(remaining[-1] if remaining else -1).encode())
-    if target.id not in ids:  # the tag outlived its snapshot: restore it
-        table.io.write_bytes(sm.path(target.id), target.to_json().encode())
-        table.io.write_bytes(f"{sm.dir}/EARLIEST", str(target.id).encode())
-    table.io.write_bytes(f"{sm.dir}/LATEST", str(target.id).encode())
-    _delete_unreferenced(table, drop)
+        _write_hint(table, sm.changelog_dir, "LATEST", remaining[-1] if remaining else -1)
+    if target.id not in ids:
+        _write_hint(table, sm.dir, "EARLIEST", target.id)
+    _write_hint(table, sm.dir, "LATEST", target.id)
+    _delete_unreferenced_quietly(table, drop, "rollback")
     return target
 
 
@@ -168,10 +196,11 @@ def remove_orphan_files(table: FileStore, older_than_ms: int = DEFAULT_ORPHAN_MA
     now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
     root = table.root.rstrip("/")
     found = []
-    for path, info in table.io.fs.find(root, detail=True).items():
+    for path, info in table.io.find(root).items():
         rel = path[len(root):].lstrip("/")
         parts = rel.split("/")
-        if _TEMP_FILE.search(parts[-1]):  # never referenced; young: its write may still be running
+        if any(_TEMP_FILE.search(p) for p in parts):  # never referenced (a temporary file, or a file in a
+            # temporary directory: a branch being created or deleted); young: its write may still be running
             if _mtime_ms(table, path, info) <= now_ms - older_than_ms:
                 found.append(rel)
             continue
@@ -187,13 +216,44 @@ def remove_orphan_files(table: FileStore, older_than_ms: int = DEFAULT_ORPHAN_MA
             continue  # young: may belong to a write that has not committed yet
         found.append(rel)
     found += _external_orphans(table, used, now_ms - older_than_ms)
+    stale_dirs = _temporary_branch_dirs(table, now_ms - older_than_ms)
     if not dry_run:
+        for rel in stale_dirs:
+            table.io.delete_tree(f"{root}/{rel}")
         for rel in found:
             table.io.delete_quietly(rel if is_uri(rel) else f"{root}/{rel}")
         _remove_empty_staging_dirs(table, {rel.split("/")[0] for rel in found if rel.startswith(STAGING_PREFIX)})
+        _remove_temporary_dirs(table, found)
         _remove_empty_data_dirs(table, [rel for rel in found if not is_uri(rel) and "/" in rel
                                         and not rel.startswith(STAGING_PREFIX) and rel.split("/")[0] != "manifest"])
-    return sorted(found)
+    return sorted(found + [f"{rel}/" for rel in stale_dirs if not any(f.startswith(f"{rel}/") for f in found)])
+
+
+def _temporary_branch_dirs(table: FileStore, before_ms: int) -> list[str]:
+    """The hidden directories a branch's creation or deletion killed half-way left under `branch/`
+    (`.branch-<name>.<uuid>.tmp`), older than ``before_ms``: table-relative."""
+    out = []
+    for info in table.io.list_details(f"{table.root.rstrip('/')}/{BRANCH_DIR}"):
+        name = str(info["name"]).rstrip("/").rsplit("/", 1)[-1]
+        if info.get("type") == "directory" and _TEMP_FILE.search(name) and _mtime_ms(
+                table, info["name"], info) <= before_ms:
+            out.append(f"{BRANCH_DIR}/{name}")
+    return out
+
+
+def _remove_temporary_dirs(table: FileStore, removed: list[str]) -> None:
+    """The temporary directories whose files went (a branch whose creation or deletion was killed), deepest
+    first, where now empty."""
+    root = table.root.rstrip("/")
+    dirs = set()
+    for rel in removed:
+        parts = rel.split("/")
+        for depth in range(1, len(parts)):
+            if _TEMP_FILE.search(parts[depth - 1]):
+                dirs.update("/".join(parts[:d]) for d in range(depth, len(parts)))
+                break
+    for d in sorted(dirs, key=lambda d: d.count("/"), reverse=True):
+        table.io.delete_empty_dir(f"{root}/{d}")
 
 
 def _remove_empty_data_dirs(table: FileStore, removed: list[str]) -> None:
@@ -211,7 +271,7 @@ def _remove_empty_staging_dirs(table: FileStore, names: set[str]) -> None:
     for name in names:
         top = f"{root}/{name}"
         try:
-            dirs = [p for p, info in table.io.fs.find(top, withdirs=True, detail=True).items()
+            dirs = [p for p, info in table.io.find(top, withdirs=True).items()
                     if info.get("type") == "directory"]
         except (FileNotFoundError, OSError):
             continue

@@ -17,6 +17,7 @@ import pyarrow as pa
 from ..casts.column import cast_column
 from ..deletionvectors.index_file import read_vector
 from ..deletionvectors.maintainer import drop_positions
+from ..errors import PaimonDsError
 from ..format.data_file import open_data_file
 from ..format.partition import POSTPONE_BUCKET
 from ..manifest.meta import DataFileMeta
@@ -33,7 +34,7 @@ from ..store import fallback_column_names
 from ..types import conform_array
 from .evolution import RowTrackingRead, needs_tracking_read
 from .incremental import changed_rows, changed_rows_keep_delete
-from .scan import Split
+from .scan import Split, missing_file
 
 if TYPE_CHECKING:
     from ..store import FileStore
@@ -91,7 +92,17 @@ class TableRead:
 
     def read(self, split: Split, delta: bool = False, changelog: bool = False) -> Iterator[pa.RecordBatch]:
         """The rows of a split: the merged table contents, or (``delta``) the changes one commit made,
-        or (``changelog``) the records of changelog files, each in its row kind."""
+        or (``changelog``) the records of changelog files, each in its row kind. A file of the split that is gone
+        raises SnapshotExpired when its snapshot expired while it was read (the files went with it), else
+        MissingFileError (a damaged table)."""
+        try:
+            yield from self._read(split, delta, changelog)
+        except FileNotFoundError as e:
+            if isinstance(e, PaimonDsError):
+                raise
+            raise missing_file(self.table, split.snapshot_id, split.branch, e) from e
+
+    def _read(self, split: Split, delta: bool, changelog: bool) -> Iterator[pa.RecordBatch]:
         if split.branch is not None and split.branch != self.table.branch:
             yield from self._read_fallback(split, delta, changelog)
             return
@@ -348,3 +359,4 @@ def _deleted_positions(table: FileStore, split: Split, file_name: str) -> np.nda
 def _drop_deleted(batches, deleted: np.ndarray | None):
     """Drop the rows at ``deleted`` positions (a file's deletion vector) of a file's consecutive batches."""
     return drop_positions(batches, deleted)
+

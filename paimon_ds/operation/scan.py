@@ -10,6 +10,7 @@ from struct import error as struct_error
 from typing import Any
 
 from ..deletionvectors.index_file import DeletionFile, deletion_files
+from ..errors import MissingFileError, PaimonDsError
 from ..format.binary_row import deserialize_row
 from ..format.file_index import INDEX_FILE_SUFFIX, index_may_match, read_index_file
 from ..format.partition import POSTPONE_BUCKET, bucket_path, partition_path
@@ -20,7 +21,7 @@ from ..options import OptionError
 from ..predicate import Predicate, and_all, rename_fields, split_and, test_values
 from ..row_tracking import ROW_ID, data_evolution_enabled, row_tracking_enabled
 from ..schema import TableSchema
-from ..snapshot import Snapshot, SnapshotNotFound
+from ..snapshot import Snapshot, SnapshotExpired, SnapshotNotFound
 from ..store import FileStore, fallback_column_names
 from .evolution import file_fields, group_stats, pack_groups, row_id_groups
 from .split import Split
@@ -96,12 +97,17 @@ class TableScan:
         self.snapshot = snapshot
         if snapshot is None:
             return []
-        metas = (self.manifest_list.read(snapshot.base_manifest_list)
-                 + self.manifest_list.read(snapshot.delta_manifest_list))
-        metas = [m for m in metas if self._manifest_may_match(m)]
-        # Manifests are independent files: fetch them concurrently (matters on object stores).
-        with ThreadPoolExecutor(max_workers=min(16, max(1, len(metas)))) as pool:
-            per_manifest = list(pool.map(lambda m: self.manifest_file.read(m.file_name), metas))
+        try:
+            metas = (self.manifest_list.read(snapshot.base_manifest_list)
+                     + self.manifest_list.read(snapshot.delta_manifest_list))
+            metas = [m for m in metas if self._manifest_may_match(m)]
+            # Manifests are independent files: fetch them concurrently (matters on object stores).
+            with ThreadPoolExecutor(max_workers=min(16, max(1, len(metas)))) as pool:
+                per_manifest = list(pool.map(lambda m: self.manifest_file.read(m.file_name), metas))
+        except FileNotFoundError as e:
+            if isinstance(e, PaimonDsError):
+                raise
+            raise missing_file(self.table, snapshot.id, None, e) from e
         live = live_entries(e for entries in per_manifest for e in entries)
         kept = [e for e in live.values() if self._entry_may_match(e)]
         return self._skip_by_file_index(kept)
@@ -346,3 +352,25 @@ def _stats_lookup(stats: SimpleStats, names: list[str], types: list, row_count: 
         # partition null counts count manifest entries, not rows: usable only as "some are null"
         return mins[i], maxs[i], (None if nulls else 0), row_count
     return lookup
+
+
+def missing_file(table: FileStore, sid: int | None, branch: str | None, error: FileNotFoundError) -> PaimonDsError:
+    """The error for a file of snapshot ``sid`` (of ``branch``: None, the table's own) that is gone: the snapshot
+    expired under the read, and the file with it (SnapshotExpired), or it is still there and the table lost a file
+    (MissingFileError)."""
+    name = error.filename or str(error)
+    if sid is not None:
+        fallback = table.fallback_store() if branch not in (None, table.branch) else None
+        sm = (fallback or table).snapshot_manager
+        try:  # gone, or left below EARLIEST by an interrupted expiry (SnapshotManager.remnants)
+            gone = not sm.exists(sid) or sid in sm.remnants()
+        except OSError:
+            gone = False
+        if gone:
+            return SnapshotExpired(
+                f"snapshot {sid} of {table.path} expired while it was being read: its file {name} was deleted by "
+                "snapshot expiry (read again for the latest snapshot; keep snapshots longer with "
+                "snapshot.time-retained / snapshot.num-retained.min, or a consumer-id, for reads that take longer)")
+    where = f"snapshot {sid}" if sid is not None else "the snapshot read"
+    return MissingFileError(f"file {name} of {where} of {table.path} is missing: the table lost a file it still "
+                            "uses (deleted by hand, or by a tool that ignored this snapshot)")

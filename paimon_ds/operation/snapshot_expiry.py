@@ -15,9 +15,11 @@ appended and its manifest lists) stay for streams, and ExpireChangelogImpl's rul
 (`changelog.num-retained.*`, `changelog.time-retained`).
 
 Unlike Paimon, which deletes the files first and the snapshot file last, the order here is readers first: the
-changelog files are written, EARLIEST moves, the snapshot files go, and only then the files they used, so a
-crash leaves orphans (remove_orphan_files), never a snapshot whose files are gone. Everything is read, and
-every branch checked, before anything is deleted.
+changelog files are written, the snapshot files go (oldest first, so that those left are always whole), then
+EARLIEST moves, and only once every snapshot file went, the files they used. A crash or a failed delete
+anywhere leaves orphans (remove_orphan_files), never a snapshot whose files are gone. Everything is read, and
+every branch checked, before anything is deleted. Snapshot files an interrupted expiry left below EARLIEST
+(an older order wrote the hint first) are deleted by the next expiry.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import TYPE_CHECKING, cast
 
 from ..consumer import protected_from
 from ..errors import CorruptFileError
-from ..fs import is_uri
+from ..fs import StorageError, is_uri
 from ..index.manifest import IndexManifestEntry, IndexManifestFile
 from ..index.paths import index_file_path, index_file_rel
 from ..manifest.meta import FileKind, FileSource, ManifestEntry, ManifestFileMeta, live_entries
@@ -86,10 +88,11 @@ def expire_snapshots(table: FileStore, retention: Retention, now_ms: int, protec
                      ) -> ExpireResult:
     """Paimon 0.9's ExpireSnapshotsImpl.expire: the range to expire, then expire_snapshots_until."""
     sm = table.snapshot_manager
+    remnants = delete_remnants(table)
     latest = sm.latest_id()
     earliest = sm.earliest_id() if latest is not None else None
     if latest is None or earliest is None:
-        return ExpireResult()
+        return ExpireResult(expired=remnants)
     older_than = now_ms - retention.snapshot_time_ms
     # beyond `snapshot.num-retained.max` a snapshot goes whatever its age
     lowest = max(latest - retention.snapshot_max + 1, earliest)
@@ -102,8 +105,13 @@ def expire_snapshots(table: FileStore, retention: Retention, now_ms: int, protec
     for sid in range(lowest, end):
         # the first snapshot young enough stops the expiry (`snapshot.time-retained`)
         if sid in existing and older_than <= _time_of(sm, sid, older_than):
-            return expire_snapshots_until(table, retention, earliest, sid, existing)
-    return expire_snapshots_until(table, retention, earliest, end, existing)
+            return _with_remnants(remnants, expire_snapshots_until(table, retention, earliest, sid, existing))
+    return _with_remnants(remnants, expire_snapshots_until(table, retention, earliest, end, existing))
+
+
+def _with_remnants(remnants: list[int], result: ExpireResult) -> ExpireResult:
+    result.expired[:0] = remnants
+    return result
 
 
 def _time_of(sm: SnapshotManager, sid: int, default: int) -> int:
@@ -124,7 +132,7 @@ def expire_snapshots_until(table: FileStore, retention: Retention, earliest: int
     if end <= earliest:
         # nothing to expire: the EARLIEST hint is written if missing, so that readers find the earliest directly
         if sm.hint("EARLIEST") is None:
-            table.io.write_bytes(f"{sm.dir}/EARLIEST", str(earliest).encode())
+            _write_earliest(table, earliest)
         return result
     existing = existing if existing is not None else set(sm.list_ids())
     # the snapshots before a missing one are gone: the expiry starts after the last gap
@@ -183,17 +191,54 @@ def expire_snapshots_until(table: FileStore, retention: Retention, earliest: int
         deletion.unused_index_files(snapshot, skipping)
         deletion.unused_statistics(snapshot, skipping)
 
-    # readers first: the changelogs that outlive their snapshots, EARLIEST, the snapshot files; then the files
+    # readers first: the changelogs that outlive their snapshots, then the snapshot files, oldest first (those left
+    # are always the newest ones, whole), then EARLIEST; the files they used only once every snapshot file went
     if decoupled:
         for sid in range(begin, end):
             if snapshots[sid] is not None:  # a damaged one would be a damaged changelog
                 _keep_changelog(table, sid)
-    table.io.write_bytes(f"{sm.dir}/EARLIEST", str(end).encode())
     for sid in range(begin, end):
-        table.io.delete_quietly(sm.path(sid))
+        try:
+            table.io.delete(sm.path(sid))
+        except StorageError as e:
+            # the snapshots from sid on stay, whole: the files they use stay too; those only the expired ones
+            # used are orphans now (remove_orphan_files), and the next expiry goes on from sid
+            log.warning("expiry of %s stopped at snapshot %d, which could not be deleted (%s); the files of the "
+                        "expired snapshots are left", table.path, sid, e)
+            _write_earliest(table, sid)
+            return result
         result.expired.append(sid)
+    _write_earliest(table, end)
     result.deleted_files = deletion.run()
     return result
+
+
+def _write_earliest(table: FileStore, sid: int) -> None:
+    """The EARLIEST hint, after the snapshot files before ``sid`` went (a hint: readers check it, and a failure
+    to write it is only logged)."""
+    try:
+        table.io.write_bytes(f"{table.snapshot_manager.dir}/EARLIEST", str(sid).encode())
+    except OSError as e:
+        log.warning("expiry of %s: the EARLIEST hint was not written (%s); readers find the earliest snapshot by "
+                    "listing", table.path, e)
+
+
+def delete_remnants(table: FileStore) -> list[int]:
+    """Delete the snapshot files an interrupted expiry left below the EARLIEST hint (SnapshotManager.remnants):
+    expired already, the files they used partly gone. Those files that remain are orphans (remove_orphan_files)."""
+    sm = table.snapshot_manager
+    deleted = []
+    for sid in sm.remnants():
+        try:
+            table.io.delete(sm.path(sid))
+        except StorageError as e:
+            log.warning("expiry of %s: the expired snapshot file %d was not deleted (%s)", table.path, sid, e)
+            break
+        deleted.append(sid)
+    if deleted:
+        log.info("expiry of %s deleted snapshot files %s that an interrupted expiry had left below EARLIEST",
+                 table.path, deleted)
+    return deleted
 
 
 def _keep_changelog(table: FileStore, sid: int) -> None:
@@ -286,11 +331,20 @@ def expire_changelogs_until(table: FileStore, earliest: int, end: int) -> Expire
                 if deletion.list_exists(name):
                     deletion.unused_manifest_list(name, skipping)
         expired.append(cid)
+    # the changelog files first, oldest first; the files only they kept once every one of them went
     for cid in expired:
-        table.io.delete_quietly(sm.changelog_path(cid))
-    result.expired_changelogs = expired
+        try:
+            table.io.delete(sm.changelog_path(cid))
+        except StorageError as e:
+            log.warning("changelog expiry of %s stopped at changelog %d, which could not be deleted (%s)",
+                        table.path, cid, e)
+            return result
+        result.expired_changelogs.append(cid)
     result.deleted_files = deletion.run()
-    table.io.write_bytes(f"{sm.changelog_dir}/EARLIEST", str(end).encode())
+    try:
+        table.io.write_bytes(f"{sm.changelog_dir}/EARLIEST", str(end).encode())
+    except OSError as e:
+        log.warning("changelog expiry of %s: the EARLIEST hint was not written (%s)", table.path, e)
     return result
 
 

@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 from ..format.data_file import level_compression, level_format
 from ..format.partition import PartitionFilter
 from ..io.names import new_job_prefix
+from ..operation.commit import TableCommit
 from ..operation.staged_files import StagedFile, adopt_staged_files, staging_dir
 from ..options import Options
 from ..row_tracking import data_evolution_enabled
@@ -196,14 +197,24 @@ def write_native(df: DataFrame, table: Table, mode: str, options: dict[str, str]
     settings = {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
                 "spark.sql.parquet.writeLegacyFormat": "false"}
     messages = []
+    # one commit for the write and its clean-up: it knows whether its snapshot landed (or may have), and then
+    # abort() deletes nothing the table uses
+    commit = table.new_commit()
     try:
         with _session_conf(spark, settings):
             # a local table: say so to Hadoop, whose default file system may be another (HDFS)
             writer.parquet(f"file://{staging}" if staging.startswith("/") else staging)
         messages = adopt_staged_files(table, _staged_files(table, staging), job_prefix)
-        _commit(table, messages, mode, options, job_options)
+        _commit(commit, table, messages, mode, options, job_options)
+    except Exception as e:
+        if commit.landed is not None:  # raised after it landed: the write is done; a re-run would double it
+            log.warning("the commit of a native write to %s raised after it landed as snapshot %d; the write is "
+                        "done: %s", table.path, commit.landed.id, e)
+            return
+        commit.abort(messages)
+        raise
     except BaseException:
-        table.new_commit().abort(messages)
+        commit.abort(messages)
         raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -227,9 +238,9 @@ def _staged_files(table: Table, staging: str) -> list[StagedFile]:
     return staged
 
 
-def _commit(table: Table, messages: list, mode: str, options: dict[str, str], job_options: dict[str, str]) -> None:
+def _commit(commit: TableCommit, table: Table, messages: list, mode: str, options: dict[str, str],
+            job_options: dict[str, str]) -> None:
     """As the Python path's driver commits (spark/write.py PaimonBatchWriter.commit)."""
-    commit = table.new_commit()
     static = job_options.get(OVERWRITE_PARTITION_OPTION)
     if mode != "overwrite":
         commit.commit(messages)

@@ -9,6 +9,7 @@ Spark sets on every micro-batch job.
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -36,6 +37,8 @@ from ..table import Table
 from .options import ROW_KIND_COLUMN_OPTION
 from .types import arrow_schema_for_spark, input_arrow_schema
 from .write import PaimonCommitMessage, delete_job_files, refuse_cross_partition, task_sequence_layout
+
+log = logging.getLogger(__name__)
 
 # Local properties Spark's MicroBatchExecution sets on the jobs of a micro-batch.
 QUERY_ID_PROPERTY = "sql.streaming.queryId"
@@ -104,20 +107,43 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
         commit_messages, query_id, base = self._unpack(messages)
         if query_id is None:
             return  # no task ran: nothing was written
-        StreamCommit(self.table, stream_commit_user(self.options, query_id)).commit(
-            commit_messages, batchId, overwrite=self.overwrite, base_snapshot_id=base)
+        stream_commit = StreamCommit(self.table, stream_commit_user(self.options, query_id))
+        try:
+            stream_commit.commit(commit_messages, batchId, overwrite=self.overwrite, base_snapshot_id=base)
+        except Exception as e:
+            # raised after the batch's snapshot landed (the store's answer lost, a step after it failed): the batch
+            # is committed, and the query goes on
+            try:
+                committed = stream_commit.is_committed(batchId)
+            except Exception:  # noqa: BLE001 - cannot tell: the commit's own error is the one to report
+                committed = False
+            if not committed:
+                raise
+            log.warning("the commit of batch %s to %s raised after it landed; the batch is committed: %s",
+                        batchId, self.table.path, e)
 
     def abort(self, messages: list, batchId: int) -> None:
-        """Delete the batch's files: those of the tasks that finished, and (unless this batch was
-        committed before, by an earlier run of the query) every file named with the batch's prefix."""
+        """Delete the batch's files: those of the tasks that finished, and every file named with the batch's
+        prefix; nothing if the batch is committed (by this run: Spark aborts a batch whose commit() raised or whose
+        Python worker died after the snapshot landed; or by an earlier run of the query), nor if that cannot be
+        told (files no snapshot uses are orphans, which remove_orphan_files deletes). A batch that landed is
+        skipped when the query restarts and replays it."""
         commit_messages, query_id, _ = self._unpack(messages)
-        self.table.new_commit().abort(commit_messages)
         if query_id is None:
-            return
+            return  # no task finished: a task's files go with it (TableWrite.abort)
         stream_commit = StreamCommit(self.table, stream_commit_user(self.options, query_id))
         stream_commit.cancel()  # the query's background compaction stops, deleting what it wrote
-        if stream_commit.is_committed(batchId):
-            return  # files with this prefix are in the table
+        try:
+            committed = stream_commit.is_committed(batchId)
+        except Exception as e:  # noqa: BLE001 - whatever the store said, deleting would be a guess
+            log.error("abort of batch %s to %s deletes nothing: could not tell whether it was committed (%s). Files "
+                      "no snapshot uses stay; remove_orphan_files deletes them", batchId, self.table.path, e)
+            return
+        if committed:
+            log.warning("abort of batch %s to %s deletes nothing: the batch is committed (a restart of the query "
+                        "skips it)", batchId, self.table.path)
+            return
+        self.table.new_commit().abort(commit_messages)
         delete_job_files(self.table, stream_job_prefix(query_id, str(batchId)))
 
 

@@ -12,14 +12,17 @@ from pyspark import TaskContext
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
+from ..errors import CommitLandedError
 from ..format.partition import PartitionFilter
 from ..index.cross_partition import needs_global_index
 from ..io.names import is_job_file, new_job_prefix
 from ..mergetree.files import MAX_WRITE_TASKS
+from ..operation.commit import new_commit_user
 from ..operation.messages import CommitMessage
 from ..operation.stream_commit import StreamCommit
 from ..operation.write import BucketRestore
 from ..options import OptionError, Options, parse_bool
+from ..snapshot import Snapshot
 from ..table import Table
 from .options import (
     BASE_SNAPSHOT_OPTION,
@@ -75,7 +78,11 @@ class PaimonBatchWriter(DataSourceArrowWriter):
         self.table = Table.for_write(path, input_schema, table_opts, storage_options)
         if BUCKET_COLUMN not in schema.names:  # the package's own shuffle gives cross-partition rows their bucket
             refuse_cross_partition(self.table, "df.write.format('paimon') / INSERT")
-        self.commit_user = job_options.get(COMMIT_USER_OPTION)
+        # Fixed here, at planning, not by the commit: abort() runs in another Python worker and must be able to
+        # recognise the commit's snapshots (the worker that ran commit() may have died after one landed).
+        self.commit_user = job_options.get(COMMIT_USER_OPTION) or new_commit_user(self.table.options)
+        # the snapshots above it are the only ones this write's commit can have made
+        self.start_snapshot_id = self.table.snapshot_manager.latest_id()
         identifier = job_options.get(COMMIT_IDENTIFIER_OPTION)
         self.commit_identifier = int(identifier) if identifier is not None else None
         self.partition_filter = None
@@ -121,7 +128,22 @@ class PaimonBatchWriter(DataSourceArrowWriter):
 
     def commit(self, messages: list[PaimonCommitMessage | None]) -> None:
         all_messages = [m for pm in messages if pm is not None for m in pm.messages]
-        commit = self.table.new_commit()
+        try:
+            self._commit(all_messages)
+        except Exception as e:
+            # A commit that raised after its snapshot landed (the store's answer lost, a step after it failed) did
+            # commit: reported as failed, the job would be run again and its rows land twice.
+            try:
+                landed = self.landed_snapshot()
+            except Exception:  # noqa: BLE001 - cannot tell: the commit's own error is the one to report
+                landed = None
+            if landed is None:
+                raise
+            log.warning("the commit of write job %s to %s raised after it landed as snapshot %d; the write is done: "
+                        "%s", self.job_prefix, self.table.path, landed.id, e)
+
+    def _commit(self, all_messages: list[CommitMessage]) -> None:
+        commit = self.table.new_commit(self.commit_user)
         if self.commit_identifier is not None:  # one micro-batch of foreach_batch_writer: committed once
             StreamCommit(self.table, self.commit_user).commit(
                 all_messages, self.commit_identifier, overwrite=self.overwrite,
@@ -138,21 +160,60 @@ class PaimonBatchWriter(DataSourceArrowWriter):
             commit.overwrite(all_messages)
 
     def abort(self, messages: list[PaimonCommitMessage | None]) -> None:
-        """Delete every file of the job, also those of failed and killed tasks.
+        """Delete every file of the job, also those of failed and killed tasks, unless its commit landed.
 
         Spark hands abort() only the messages of tasks that succeeded. A task whose input failed
         upstream (a UDF raising) sees a normal end of input and writes its files, and a killed task
         may still be writing when abort() runs. So: mark the job aborted (tasks finishing later
         check the mark and delete their own files), then delete all files carrying the job's prefix.
+
+        Spark also aborts when the driver's commit() failed, even after its snapshot landed (commit() raised
+        after it, or the Python worker running it died). Then the files are the table's: nothing is deleted and
+        CommitLandedError says so. When the snapshots cannot be read to tell, nothing is deleted either (files
+        no snapshot uses are orphans, which remove_orphan_files deletes).
         """
         io = self.table.io
         try:
+            # safe even if the commit landed: a task still running holds files no commit message brought
             io.write_bytes(self._abort_marker, b"")
         except OSError as e:  # the job's files are still deleted below; only late tasks' files may remain
             log.warning("abort of a write to %s: could not write the abort mark (%s); files of tasks still "
                         "running may be left behind", self.table.path, e)
+        try:
+            landed = self.landed_snapshot()
+        except Exception as e:  # noqa: BLE001 - whatever the store said, deleting would be a guess
+            log.error("abort of write job %s to %s deletes nothing: could not tell whether its commit landed (%s). "
+                      "Files no snapshot uses stay; remove_orphan_files deletes them", self.job_prefix,
+                      self.table.path, e)
+            return
+        if landed is not None:
+            message = (f"the commit of this write to {self.table.path} landed as snapshot {landed.id} (commit user "
+                       f"{self.commit_user}), although Spark reports the job failed: its rows are in the table. "
+                       "Nothing was deleted; " + (
+                           "do not run the write again, or its rows will be there twice" if self.commit_identifier
+                           is None else f"a restart of the stream skips its batch {self.commit_identifier}"))
+            log.error("%s", message)
+            raise CommitLandedError(message)
         self.table.new_commit().abort([m for pm in messages if pm is not None for m in pm.messages])
         delete_job_files(self.table, self.job_prefix)
+
+    def landed_snapshot(self) -> Snapshot | None:
+        """The first snapshot this write's commit made (None: none landed); raises when that cannot be told."""
+        return landed_snapshot(self.table, self.commit_user, self.start_snapshot_id, self.commit_identifier)
+
+
+def landed_snapshot(table: Table, commit_user: str, after_id: int | None,
+                    identifier: int | None = None) -> Snapshot | None:
+    """The oldest snapshot above ``after_id`` that ``commit_user`` made (with commit identifier ``identifier``,
+    if given), or None. Raises (StorageError, SnapshotNotFound) when that cannot be told: a store error, or a
+    snapshot of that range gone (expired), which may have been the one."""
+    sm = table.snapshot_manager
+    latest = sm.latest_id()
+    for sid in range((after_id or 0) + 1, (latest or 0) + 1):
+        snapshot = sm.snapshot(sid)
+        if snapshot.commit_user == commit_user and (identifier is None or snapshot.commit_identifier == identifier):
+            return snapshot
+    return None
 
 
 def task_sequence_layout(restore: BucketRestore | None, path: str) -> dict:
