@@ -61,8 +61,8 @@ soak: $(STAMP) $(ORACLES)/.ready
 # The suite's core, Spark, S3, API and CLI tests on the lowest versions pyproject.toml admits (tests/minimums.txt)
 MIN_VENV := .venv-min
 MIN_TESTS := tests/format tests/mergetree tests/operation tests/io tests/index tests/deletionvectors \
-	tests/test_options.py tests/test_types.py tests/test_table_api.py tests/test_cli.py tests/spark/test_roundtrip.py \
-	tests/spark/test_read.py tests/spark/test_native_read.py tests/spark/test_stream_write.py \
+	tests/options/test_registry.py tests/schema/test_types.py tests/test_table_api.py tests/test_cli.py \
+	tests/spark/test_roundtrip.py tests/spark/test_read.py tests/spark/test_native_read.py tests/spark/test_stream_write.py \
 	tests/spark/test_table_api_spark.py tests/s3/test_s3_commit.py tests/s3/test_s3_spark.py
 minimums: $(ORACLES)/.ready
 	$(PY) -m venv $(MIN_VENV)

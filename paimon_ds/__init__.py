@@ -12,7 +12,6 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from . import procedures
-from .branch import BranchError, BranchNotFound
 from .casts.rules import CastError
 from .catalog import (
     Catalog,
@@ -33,19 +32,20 @@ from .errors import (
     RowLevelError,
     SqlError,
 )
-from .expressions import FilterError, col, parse_filter
-from .fs import OutcomeUnknown, StorageError
-from .lazy import NotExpressibleError
+from .fs.file_io import OutcomeUnknown, StorageError
 from .operation.evolution import DataEvolutionError
 from .operation.messages import CommitConflict
 from .operation.row_level import Delete, Insert, MergeBuilder, RowLevelResult, Update
-from .options import OptionError
-from .read_api import MissingDependencyError, Scan, time_travel_options
-from .schema_change import ColumnAlreadyExists, ColumnNotFound
-from .snapshot import SnapshotExpired, SnapshotNotFound
+from .options.registry import OptionError
+from .predicate.expressions import FilterError, col, parse_filter
+from .readers.lazy import NotExpressibleError
+from .readers.scan import MissingDependencyError, Scan, time_travel_options
+from .schema.change import ColumnAlreadyExists, ColumnNotFound
+from .schema.types import SchemaError
+from .snapshot.branch import BranchError, BranchNotFound
+from .snapshot.manager import SnapshotExpired, SnapshotNotFound
 from .spark.options import MissingCredentialsError  # pyspark-free module
 from .table import Table, TableNotFound, write_arrow
-from .types import SchemaError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -210,7 +210,7 @@ def merge(spark: SparkSession, path: str, source: Any, on: Any, when_matched=(),
 def system_table(spark: SparkSession, path: str, name: str, storage_options: dict[str, Any] | None = None):
     """A Paimon system table (snapshots, schemas, options, files, manifests, partitions, buckets, tags) of the
     table at ``path`` as a DataFrame, computed when read. After attach(), SQL sees them as
-    ``global_temp.`db.table$snapshots``` etc. Core (no Spark): paimon_ds.system_tables.system_table."""
+    ``global_temp.`db.table$snapshots``` etc. Core (no Spark): paimon_ds.readers.system_tables.system_table."""
     with _needs_spark("paimon_ds.system_table"):
         from .spark.system import system_table as run  # pyspark: loaded on use
     return run(spark, path, name, storage_options)

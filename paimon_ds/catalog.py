@@ -15,12 +15,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from .branch import MAIN_BRANCH, normalize_branch
 from .errors import EXIT_NOT_FOUND, CatalogError, TableAlreadyExists
-from .fs import FileIO
-from .options import Options, table_options, validate
-from .schema import SchemaManager, TableSchema
-from .schema_change import commit_changes
+from .fs.file_io import FileIO
+from .options.registry import Options, table_options, validate
+from .schema.change import commit_changes
+from .schema.manager import SchemaManager, TableSchema
+from .snapshot.branch import MAIN_BRANCH, normalize_branch
 from .table import Table, TableNotFound
 
 DB_SUFFIX = ".db"
@@ -177,7 +177,7 @@ class Catalog:
     # ---------------------------------------------------------------- alter / rename
     def alter_table(self, identifier: str | Identifier, changes: Any,
                     ignore_if_not_exists: bool = False) -> Table | None:
-        """Apply schema changes (paimon_ds.schema_change: SetOption, AddColumn, RenameColumn, ...) as one new
+        """Apply schema changes (paimon_ds.schema.change: SetOption, AddColumn, RenameColumn, ...) as one new
         schema version, with Paimon's rules; returns the altered table (None if it did not exist and
         ``ignore_if_not_exists``). A refused change raises and writes nothing."""
         ident = Identifier.parse(identifier)

@@ -12,14 +12,14 @@ import time
 from types import SimpleNamespace
 from typing import Any
 
-from .consumer import ConsumerManager
 from .format.partition import parse_partition_specs, partition_filter, partition_path
 from .operation import maintenance
 from .operation.auto_tag import expire_tags_by_time, remove_tag
 from .operation.partition_expire import expire_partitions as expire_partitions_now
 from .operation.partition_expire import partition_entries
-from .options import parse_duration
-from .snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotNotFound, tag_retention, to_millis
+from .options.registry import parse_duration
+from .snapshot.manager import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotNotFound, tag_retention, to_millis
+from .store.consumer import ConsumerManager
 from .table import Table
 
 TableRef = str | Table

@@ -8,17 +8,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from .branch import (
-    MAIN_BRANCH,
-    BranchError,
-    BranchManager,
-    latest_branch_schema,
-    normalize_branch,
-)
 from .errors import TableAlreadyExists
-from .expressions import Expr
-from .fs import FileIO
-from .lazy import pyarrow_dataset
+from .fs.file_io import FileIO
 from .operation.batch_write import (
     by_name_problems,
     check_input_schema,
@@ -38,16 +29,25 @@ from .operation.row_level import update as update_rows
 from .operation.row_level import upsert as upsert_rows
 from .operation.scan import TableScan
 from .operation.write import TableWrite
-from .options import OptionError, Options, table_options, validate
-from .predicate import Predicate
-from .read_api import TIME_TRAVEL_KEYS, Scan, time_travel_options
-from .schema import SchemaManager, TableNotFound, TableSchema
-from .schema_checks import check_writable
-from .schema_merge import commit_merged_schema
-from .snapshot import Snapshot, SnapshotManager
-from .store import FileStore, StoreField, job_and_storage_options
-from .system_tables import InspectTable
-from .types import SchemaError, fields_from_arrow, same_type_ignoring_nullability
+from .options.registry import OptionError, Options, table_options, validate
+from .predicate.expressions import Expr
+from .predicate.predicates import Predicate
+from .readers.lazy import pyarrow_dataset
+from .readers.scan import TIME_TRAVEL_KEYS, Scan, time_travel_options
+from .readers.system_tables import InspectTable
+from .schema.checks import check_writable
+from .schema.manager import SchemaManager, TableNotFound, TableSchema
+from .schema.merge import commit_merged_schema
+from .schema.types import SchemaError, fields_from_arrow, same_type_ignoring_nullability
+from .snapshot.branch import (
+    MAIN_BRANCH,
+    BranchError,
+    BranchManager,
+    latest_branch_schema,
+    normalize_branch,
+)
+from .snapshot.manager import Snapshot, SnapshotManager
+from .store.file_store import FileStore, StoreField, job_and_storage_options
 
 
 class Table:

@@ -1,5 +1,5 @@
-"""Option values and what Java Paimon makes of them: the table that tests/test_options.py checks paimon_ds's parsers
-against, and that tests/interop/test_option_parsing.py checks against Java Paimon 0.9 itself.
+"""Option values and what Java Paimon makes of them: the table that tests/options/test_registry.py checks paimon_ds's
+parsers against, and that tests/interop/test_option_parsing.py checks against Java Paimon 0.9 itself.
 
 Paimon's MemorySize and TimeUtils come from Flink, and their parser tests are Flink's `MemorySizeTest` and
 `TimeUtilsTest` (flink-core; Paimon's own repository has no test of either): every input of those tests is here,

@@ -1,8 +1,9 @@
 """The package's layering, checked on its source: imports go one way (down), with no cycle among paimon_ds's
 modules counting imports inside functions and `if TYPE_CHECKING:` imports (a type named is a dependency too); no
 module below `operation/` imports the Table facade (they take the FileStore, `paimon_ds.store`); no private name
-(`_x`) is imported from another module; and an import inside a function only puts off loading an optional, heavy
-dependency, with a comment saying so."""
+(`_x`) is imported from another module; an import inside a function only puts off loading an optional, heavy
+dependency, with a comment saying so; and the package root holds only the facade and the entry points, every other
+module sitting in the package of its concept."""
 
 from __future__ import annotations
 
@@ -114,8 +115,8 @@ def _cycles(edges: dict[str, set[str]], nodes: list[str]) -> list[list[str]]:
 # The facade and what stands above `operation/`: everything else is below it, takes the FileStore, and never imports
 # the facade nor an operation (a new module is below by default).
 FACADE = "paimon_ds.table"
-ABOVE_OPERATION = ("paimon_ds.operation", FACADE, "paimon_ds.read_api", "paimon_ds.lazy", "paimon_ds.catalog",
-                   "paimon_ds.procedures", "paimon_ds.demo", "paimon_ds.cli", "paimon_ds.spark")
+ABOVE_OPERATION = ("paimon_ds.operation", FACADE, "paimon_ds.readers", "paimon_ds.catalog", "paimon_ds.procedures",
+                   "paimon_ds.demo", "paimon_ds.cli", "paimon_ds.spark")
 
 
 def _below_operation(module: str) -> bool:
@@ -155,9 +156,11 @@ def test_nothing_below_operation_imports_the_facade():
     assert sorted(m for m, path in modules.items() if _below_operation(m) and _names_the_facade(path)) == []
     # the line is where it should be: the store and the layers it serves are below, the facade above
     assert all(_below_operation(f"paimon_ds.{m}") for m in (
-        "store", "io.data_files", "mergetree.writer", "index.hash_index", "deletionvectors.maintainer",
-        "external_paths", "system_tables", "row_tracking", "consumer", "format.parquet_file", "manifest.files"))
-    assert not any(_below_operation(m) for m in (FACADE, "paimon_ds.operation.scan", "paimon_ds.spark.source"))
+        "store.file_store", "io.data_files", "mergetree.writer", "index.hash_index", "deletionvectors.maintainer",
+        "store.external_paths", "store.row_tracking", "store.consumer", "schema.manager", "snapshot.manager",
+        "format.parquet_file", "manifest.files"))
+    assert not any(_below_operation(m) for m in (FACADE, "paimon_ds.operation.scan", "paimon_ds.spark.source",
+                                                 "paimon_ds.readers.scan", "paimon_ds.readers.system_tables"))
 
 
 def _synthetic_package(tmp_path: Path, files: dict[str, str]) -> dict[str, Path]:
@@ -272,6 +275,23 @@ def test_imports_inside_functions_only_defer_heavy_dependencies():
                     wrong.append(f"{name}:{node.lineno}: {ast.unparse(node)}")
     assert wrong == [], "imports inside functions that are not a commented, deferred heavy dependency:\n" + \
         "\n".join(sorted(set(wrong)))
+
+
+# the package root: the public facade and the entry points; every other module sits in the package of its concept
+# (schema/, snapshot/, store/, fs/, options/, predicate/, readers/, operation/, ...)
+ROOT_MODULES = ("__init__", "catalog", "demo", "errors", "procedures", "table")
+
+
+def test_package_root_holds_only_the_facade_and_entry_points():
+    assert sorted(p.stem for p in PACKAGE.glob("*.py")) == sorted(ROOT_MODULES)
+    assert sorted(p.name for p in PACKAGE.iterdir() if p.is_file() and p.suffix != ".py") == ["py.typed"]
+    # every other module is in a subpackage: each folder between it and the root has an __init__.py
+    assert [name for name, path in _modules().items() if not _in_packages(path.parent)] == []
+
+
+def _in_packages(folder: Path) -> bool:
+    """Whether ``folder`` and each folder above it up to the package root is a package (has an __init__.py)."""
+    return folder == PACKAGE or (folder / "__init__.py").is_file() and _in_packages(folder.parent)
 
 
 def test_every_module_says_what_it_owns():

@@ -17,7 +17,7 @@ from paimon_ds.catalog import (
     DatabaseNotFound,
     TableAlreadyExists,
 )
-from paimon_ds.options import OptionError
+from paimon_ds.options.registry import OptionError
 from paimon_ds.table import TableNotFound
 
 ORDERS = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False),

@@ -546,7 +546,7 @@ from paimon_ds.cli import main
 
 code = main(sys.argv[1:])
 logging.getLogger("paimon_ds.operation.commit").info("an info record")
-logging.getLogger("paimon_ds.fs").debug("a debug record")
+logging.getLogger("paimon_ds.fs.file_io").debug("a debug record")
 logging.getLogger("elsewhere").info("not paimon_ds's")
 sys.exit(code)
 """
@@ -556,7 +556,7 @@ sys.exit(code)
     ([], []),
     (["-v"], ["paimon-ds: INFO paimon_ds.operation.commit: an info record"]),
     (["-v", "-v"], ["paimon-ds: INFO paimon_ds.operation.commit: an info record",
-                    "paimon-ds: DEBUG paimon_ds.fs: a debug record"]),
+                    "paimon-ds: DEBUG paimon_ds.fs.file_io: a debug record"]),
 ])
 def test_verbose_logs_paimon_ds_records_on_stderr(tmp_path, flags, expected):
     path = str(tmp_path / "t")

@@ -16,7 +16,7 @@ from paimon_ds import Catalog, Table
 from paimon_ds.cli import main
 from paimon_ds.cli.lsm import human_bytes
 from paimon_ds.procedures import create_tag
-from paimon_ds.schema_change import UpdateColumnComment
+from paimon_ds.schema.change import UpdateColumnComment
 
 REPO = Path(__file__).resolve().parent.parent
 

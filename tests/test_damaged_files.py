@@ -20,8 +20,8 @@ from paimon_ds.cli import main
 from paimon_ds.cli.describe import describe
 from paimon_ds.errors import reading_file
 from paimon_ds.operation.maintenance import expire_snapshots, remove_orphan_files
-from paimon_ds.snapshot import SkippedFileWarning
-from paimon_ds.system_tables import system_table
+from paimon_ds.readers.system_tables import system_table
+from paimon_ds.snapshot.manager import SkippedFileWarning
 
 DAMAGES: dict[str, Callable[[bytes], bytes]] = {
     "truncated": lambda data: data[: max(1, len(data) // 2)],

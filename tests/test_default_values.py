@@ -15,8 +15,8 @@ import pytest
 
 from paimon_ds.casts.defaults import default_array
 from paimon_ds.catalog import Catalog
-from paimon_ds.schema_change import RenameColumn, UpdateColumnDefaultValue, UpdateColumnType
-from paimon_ds.types import DEFAULT_VALUE_METADATA, SchemaError, parse_type
+from paimon_ds.schema.change import RenameColumn, UpdateColumnDefaultValue, UpdateColumnType
+from paimon_ds.schema.types import DEFAULT_VALUE_METADATA, SchemaError, parse_type
 
 
 def _map(key: str, value: str):

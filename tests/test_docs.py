@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from paimon_ds.options import markdown_table
+from paimon_ds.options.registry import markdown_table
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"

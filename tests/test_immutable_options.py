@@ -14,8 +14,8 @@ import pyarrow as pa
 import pytest
 
 from paimon_ds import Catalog, Table, write_arrow
-from paimon_ds.options import OptionError, check_job_options
-from paimon_ds.schema_change import RemoveOption, SetOption, commit_changes
+from paimon_ds.options.registry import OptionError, check_job_options
+from paimon_ds.schema.change import RemoveOption, SetOption, commit_changes
 
 ROWS = pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"], "ts": [10, 10, 10]})
 NEW = pa.table({"id": [1, 2], "v": ["A", "B"], "ts": [20, 20]})

@@ -16,7 +16,7 @@ import pytest
 from paimon_ds import Table, procedures
 from paimon_ds.operation.compact import compact_in_process
 from paimon_ds.operation.incremental import changed_rows_keep_delete
-from paimon_ds.options import OptionError
+from paimon_ds.options.registry import OptionError
 from paimon_ds.table import write_arrow
 
 SCHEMA = pa.schema([pa.field("id", pa.int32(), nullable=False), ("v", pa.string())])

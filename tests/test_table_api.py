@@ -25,8 +25,8 @@ from paimon_ds import (
     procedures,
     write_arrow,
 )
-from paimon_ds.predicate import Leaf
-from paimon_ds.schema_change import AddColumn, commit_changes
+from paimon_ds.predicate.predicates import Leaf
+from paimon_ds.schema.change import AddColumn, commit_changes
 
 UTC = dt.timezone.utc
 D1, D2, D3 = dt.date(2024, 1, 1), dt.date(2024, 1, 2), dt.date(2024, 1, 3)

@@ -17,10 +17,10 @@ from paimon_ds.manifest.meta import DataFileMeta, FileKind, ManifestEntry, Manif
 from paimon_ds.operation.messages import CommitMessage
 from paimon_ds.operation.scan import Split
 from paimon_ds.procedures import create_branch, create_tag, reset_consumer
-from paimon_ds.schema_change import UpdateColumnComment
-from paimon_ds.snapshot import Snapshot
-from paimon_ds.system_tables import SCHEMAS, SYSTEM_TABLES, InspectTable, system_table
-from paimon_ds.types import DataType, SchemaError
+from paimon_ds.readers.system_tables import SCHEMAS, SYSTEM_TABLES, InspectTable, system_table
+from paimon_ds.schema.change import UpdateColumnComment
+from paimon_ds.schema.types import DataType, SchemaError
+from paimon_ds.snapshot.manager import Snapshot
 
 DATA = pa.table({"dt": ["a", "a", "b"], "id": [1, 2, 1], "v": [0.5, None, 2.0]})
 

@@ -1,4 +1,5 @@
-"""Regenerate the option tables of docs/tables/options.md from the registry, paimon_ds.options.markdown_tables().
+"""Regenerate the option tables of docs/tables/options.md from the registry,
+paimon_ds.options.registry.markdown_tables().
 
 Each block of consecutive lines starting with '|' in the page, in order, is replaced by the next generated table;
 the prose around them is kept. tests/test_docs.py fails while the page and the registry differ.
@@ -38,7 +39,7 @@ def regenerate(text: str, tables: list[str]) -> str:
 
 def main(argv: list[str]) -> int:
     sys.path.insert(0, str(REPO))
-    from paimon_ds.options import markdown_tables  # the repository's package, not an installed one
+    from paimon_ds.options.registry import markdown_tables  # the repository's package, not an installed one
 
     text = OPTIONS_PAGE.read_text()
     new = regenerate(text, markdown_tables())

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
-from ..types import ArrayType, DataType, MapType, RowType, conform_array, to_arrow_type
+from ..schema.types import ArrayType, DataType, MapType, RowType, conform_array, to_arrow_type
 from .from_string import (
     binary_to_binary,
     string_to_binary,

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..types import ArrayType, DataType, MapType, RowType, SchemaError, to_arrow_type
+from ..schema.types import ArrayType, DataType, MapType, RowType, SchemaError, to_arrow_type
 from .column import cast_column
 from .rules import STRING
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 import numpy as np
 import pyarrow as pa
 
-from ..types import MAX_LENGTH, DataType
+from ..schema.types import MAX_LENGTH, DataType
 from .java import INT_BITS, NUMPY_TYPES, java_div, wrap32
 from .numeric import to_decimal
 from .rules import FLOATS, CastError

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..types import DataType
+from ..schema.types import DataType
 from .arrays import valid_mask, with_nulls
 from .java import NUMPY_TYPES, java_float_str, java_narrow, wrap64
 from .rules import FLOATS, INTEGERS, CastError

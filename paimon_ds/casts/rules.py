@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 
-from ..types import MAX_LENGTH, ArrayType, DataType, MapType, RowType, SchemaError
+from ..schema.types import MAX_LENGTH, ArrayType, DataType, MapType, RowType, SchemaError
 
 INTEGERS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
 FLOATS = ("FLOAT", "DOUBLE")

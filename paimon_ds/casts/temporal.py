@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pyarrow as pa
 
-from ..types import DataType, to_arrow_type
+from ..schema.types import DataType, to_arrow_type
 from .arrays import valid_mask, with_nulls
 from .java import NUMPY_TYPES, java_div_np, java_narrow
 from .rules import CastError

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..types import MAX_LENGTH, DataType, MapType, RowType
+from ..schema.types import MAX_LENGTH, DataType, MapType, RowType
 from .arrays import valid_mask
 from .java import java_float_str
 from .rules import FLOATS

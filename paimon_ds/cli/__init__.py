@@ -37,8 +37,8 @@ from ..errors import EXIT_STORAGE, PaimonDsError
 from ..format.partition import partition_filter
 from ..operation import maintenance as m
 from ..operation.compact import compact_in_process
-from ..options import OptionError, parse_duration_ms
-from ..storage import missing_s3_credentials
+from ..options.registry import OptionError, parse_duration_ms
+from ..options.storage import missing_s3_credentials
 from ..table import Table
 from . import describe as describe_command
 from . import lsm, metadata

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from ..snapshot import Snapshot
+from ..snapshot.manager import Snapshot
 from ..table import Table
 from . import lsm
 from .output import Column, Output

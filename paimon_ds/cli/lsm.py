@@ -17,7 +17,7 @@ from xml.sax.saxutils import escape, quoteattr
 from ..format.binary_row import deserialize_row
 from ..manifest.meta import DataFileMeta
 from ..mergetree.compact import CompactionOptions, sorted_runs
-from ..snapshot import Snapshot
+from ..snapshot.manager import Snapshot
 from ..table import Table
 from .output import Segment
 

@@ -11,8 +11,8 @@ import datetime as dt
 from typing import Any
 
 from ..catalog import Catalog
-from ..options import OptionError
-from ..schema import TableNotFound
+from ..options.registry import OptionError
+from ..schema.manager import TableNotFound
 from ..table import Table
 from .lsm import human_bytes
 from .output import Column, Output

@@ -1,7 +1,8 @@
 """Storage options of `paimon-ds`: `-o KEY=VALUE` and `--options-file FILE`, as the Python API's storage_options.
 
 Keys are Paimon's (`s3.endpoint`, `s3.access-key`, `s3.secret-key`, `s3.path.style.access`, ...), Hadoop's
-(`fs.s3a.*`) or fsspec keyword arguments (no dot: `anon`, `profile`, ...); storage.py maps them to the filesystem.
+(`fs.s3a.*`) or fsspec keyword arguments (no dot: `anon`, `profile`, ...); options/storage.py maps them to the
+filesystem.
 A file keeps secrets off the command line (and out of the shell's history and `ps`): a JSON object, or Java
 properties lines (`key=value` or `key: value`, `#` and `!` comments). `-o` wins over the file.
 """
@@ -14,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..options import OptionError
-from ..storage import is_storage_key
+from ..options.registry import OptionError
+from ..options.storage import is_storage_key
 
 PROPERTY = re.compile(r"([^=:\s]+)\s*(?:[=:]|\s)\s*(.*)")
 

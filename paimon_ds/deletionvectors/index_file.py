@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import CorruptFileError, PaimonDsError
-from ..fs import FileIO
+from ..fs.file_io import FileIO
 from ..index.hash_index import IndexFileNamer
 from ..index.manifest import DELETION_VECTORS_INDEX, IndexFileMeta, IndexManifestFile
 from ..index.paths import index_file_path, new_index_file_path
@@ -34,7 +34,7 @@ from . import roaring
 from .roaring import RoaringFormatError
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 VERSION = 1
 MAGIC_32 = 1581511376

@@ -21,7 +21,7 @@ from ..manifest.meta import FileKind
 from .index_file import read_index_file, write_index_file
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 
 def dv_enabled(table: FileStore) -> bool:

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..types import DataType, SchemaError, canonical_nan_bits, to_arrow_type
+from ..schema.types import DataType, SchemaError, canonical_nan_bits, to_arrow_type
 
 _UNIT_PER_MILLI = {"s": None, "ms": 1, "us": 1000, "ns": 1_000_000}
 _EPOCH_DATE = dt.date(1970, 1, 1)

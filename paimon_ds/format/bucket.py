@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from ..types import DataType
+from ..schema.types import DataType
 from .binary_row import encode_rows, fixed_width_rows
 
 _C1 = np.uint32(0xCC9E2D51)

@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..types import DataType, to_arrow_type
+from ..schema.types import DataType, to_arrow_type
 
 MAGIC = 1493475289347502
 VERSION = 1

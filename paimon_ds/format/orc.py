@@ -39,7 +39,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..types import ArrayType, MapType, MultisetType, RowType, any_leaf_type
+from ..schema.types import ArrayType, MapType, MultisetType, RowType, any_leaf_type
 from .avro_codecs import snappy_length
 
 KIND_STRUCT, KIND_LIST, KIND_MAP, KIND_UNION = 12, 10, 11, 13

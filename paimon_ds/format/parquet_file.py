@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..types import SchemaError, any_leaf_type, is_variant
+from ..schema.types import SchemaError, any_leaf_type, is_variant
 from .arrow_columns import cast_leaves, holds_plain_ints, map_leaf_types, paimon_form
 
 

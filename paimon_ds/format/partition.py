@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..casts.java import java_float_str
-from ..types import to_arrow_type, total_order_value
+from ..schema.types import to_arrow_type, total_order_value
 from .binary_row import deserialize_row
 
 _ESCAPE = set(chr(c) for c in range(0x20)) | set('"#%\'*/:=?\\\x7f{}[]^')

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..manifest.meta import SimpleStats
-from ..types import DataType
+from ..schema.types import DataType
 from .binary_row import serialize_row
 
 _NO_MINMAX = {"ARRAY", "MAP", "MULTISET", "ROW", "VARIANT", "BINARY", "VARBINARY"}

@@ -33,14 +33,14 @@ import pyarrow as pa
 
 from ..format.binary_row import EMPTY_ROW, serialize_arrow_row
 from ..format.bucket import hash_rows, row_hashes
-from ..options import OptionError
-from ..snapshot import Snapshot
-from ..types import conform_array, to_arrow_type
+from ..options.registry import OptionError
+from ..schema.types import conform_array, to_arrow_type
+from ..snapshot.manager import Snapshot
 from .hash_index import read_hash_index
 from .manifest import HASH_INDEX, IndexManifestEntry, IndexManifestFile
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 # An int column with this name gives each row's bucket (assigned upstream, e.g. by the Spark shuffle).
 BUCKET_COLUMN = "_paimon_ds_bucket"

@@ -55,15 +55,15 @@ from ..mergetree.aggregation import Aggregation
 from ..mergetree.engine import FirstRow
 from ..mergetree.merge import merge_engine
 from ..mergetree.partial_update import PartialUpdate
-from ..options import parse_duration_ms
-from ..types import SchemaError, to_arrow_type
+from ..options.registry import parse_duration_ms
+from ..schema.types import SchemaError, to_arrow_type
 from .bucket_assigner import BUCKET_COLUMN
 from .key_index import KeyIndex, KeyIndexLoader
 from .keys import KeySet, input_column
 
 if TYPE_CHECKING:
-    from ..schema import TableSchema
-    from ..store import FileStore
+    from ..schema.manager import TableSchema
+    from ..store.file_store import FileStore
 
 ROW_KIND_COLUMN = "_paimon_ds_row_kind"  # +I / -U / +U / -D of an output row
 KEY_COLUMN = "_paimon_ds_key"  # bootstrap batches: the serialized primary key

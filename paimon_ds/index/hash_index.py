@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import CorruptFileError
-from ..fs import FileIO
+from ..fs.file_io import FileIO
 from ..io.names import FileNamer
 from .manifest import HASH_INDEX, IndexFileMeta
 from .paths import index_file_path, new_index_file_path
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 # hashes kept unsorted by a maintainer before they are deduplicated (bounds its memory)
 _PENDING_LIMIT = 1 << 20

@@ -16,10 +16,10 @@ import pyarrow as pa
 
 from ..format.binary_row import encode_rows
 from ..format.bucket import hash_rows
-from ..types import DataType, SchemaError, conform_array, to_arrow_type
+from ..schema.types import DataType, SchemaError, conform_array, to_arrow_type
 
 if TYPE_CHECKING:
-    from ..schema import TableSchema
+    from ..schema.manager import TableSchema
 
 
 def binary_buffers(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:

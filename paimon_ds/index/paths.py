@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..external_paths import new_data_file_path
 from ..format.binary_row import deserialize_row
 from ..format.partition import bucket_dir_name, bucket_path, partition_path
-from ..options import Options
+from ..options.registry import Options
+from ..store.external_paths import new_data_file_path
 from .manifest import IndexFileMeta
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 IN_DATA_DIR = "index-file-in-data-file-dir"
 INDEX_DIR = "index"

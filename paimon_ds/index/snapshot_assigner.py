@@ -37,7 +37,7 @@ from .hash_index import read_hash_index
 from .manifest import IndexFileMeta
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 # Buckets a partition's first write spreads its keys over, without `dynamic-bucket.initial-buckets`. Paimon's
 # own connectors open one bucket per assigner (Spark: one per shuffle partition, 200 by default); one bucket

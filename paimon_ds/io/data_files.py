@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from ..external_paths import new_data_file_path
 from ..format.data_file import DataFileWriter, level_compression, level_format
 from ..format.file_index import INDEX_FILE_SUFFIX, FileIndexBuilder, bitmap_columns, bloom_filter_columns
 from ..format.stats import StatsCollector
 from ..manifest.meta import DataFileMeta, FileSource
+from ..store.external_paths import new_data_file_path
 from .names import DataFileNamer
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 # a write's row group of at least twice this many bytes (in memory) may go into several files encoded in parallel
 PARALLEL_FILE_BYTES = 64 << 20

@@ -18,9 +18,9 @@ from ..errors import reading_file
 from ..format.avro_codecs import ensure_avro_codecs
 from ..format.binary_row import deserialize_row, serialize_row
 from ..format.data_file import codec_for, read_records
-from ..fs import FileIO
+from ..fs.file_io import FileIO
 from ..io.names import FileNamer
-from ..types import DataType, total_order_value
+from ..schema.types import DataType, total_order_value
 from .meta import FileKind, ManifestEntry, ManifestFileMeta, SimpleStats
 
 ensure_avro_codecs()  # zstd manifests where fastavro runs without its compiled codecs (Spark Connect)

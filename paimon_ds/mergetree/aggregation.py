@@ -14,8 +14,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..options import OptionError, Options
-from ..schema import TableSchema
+from ..options.registry import OptionError, Options
+from ..schema.manager import TableSchema
 from .aggregators import (
     AGG,
     RETRACT,

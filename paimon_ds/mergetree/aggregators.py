@@ -28,8 +28,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..options import OptionError, Options
-from ..types import ArrayType, DataField, MapType, MultisetType, RowType, to_arrow_type
+from ..options.registry import OptionError, Options
+from ..schema.types import ArrayType, DataField, MapType, MultisetType, RowType, to_arrow_type
 from .sketches import UNIONS
 
 AGG, REV, RETRACT, SKIP = 0, 1, 2, 3

@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..options import Options
+from ..options.registry import Options
 from .engine import Deduplicate, group_ends
 from .kv import DELETE, INSERT, KIND, UPDATE_AFTER, UPDATE_BEFORE, KeyValueLayout, group_starts
 from .merge import RunCursor

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from ..format.binary_row import deserialize_row
 from ..manifest.meta import DataFileMeta
-from ..options import Options
-from ..types import DataType, total_order_value
+from ..options.registry import Options
+from ..schema.types import DataType, total_order_value
 
 
 @dataclass

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from ..options import OptionError, Options
-from ..schema import TableSchema
+from ..options.registry import OptionError, Options
+from ..schema.manager import TableSchema
 from .kv import DELETE, KIND, UPDATE_BEFORE, KeyValueLayout, group_starts
 
 

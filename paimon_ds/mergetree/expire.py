@@ -21,7 +21,7 @@ from ..format.binary_row import deserialize_row
 from ..manifest.meta import DataFileMeta
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 MILLIS_FROM = 1_000_000_000_000  # Paimon 1.x: a BIGINT time at least this large is in milliseconds
 

@@ -14,12 +14,12 @@ from ..format.data_file import open_data_file
 from ..format.stats import StatsCollector
 from ..io.data_files import DataFileSink, RollingFileWriter, now_local_wall
 from ..manifest.meta import DataFileMeta, FileSource
-from ..types import canonical_nans, conform_array
+from ..schema.types import canonical_nans, conform_array
 from .kv import DELETE, KEY_PREFIX, KIND, SEQ, UPDATE_BEFORE, KeyValueLayout
 
 if TYPE_CHECKING:
     from ..io.names import DataFileNamer
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 
 class KeyValueFileWriter(RollingFileWriter):

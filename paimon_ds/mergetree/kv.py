@@ -14,9 +14,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..options import Options
-from ..schema import TableSchema
-from ..types import DataField, SchemaError, to_arrow_field, total_order, total_order_value
+from ..options.registry import Options
+from ..schema.manager import TableSchema
+from ..schema.types import DataField, SchemaError, to_arrow_field, total_order, total_order_value
 
 SEQ = "_SEQUENCE_NUMBER"
 KIND = "_VALUE_KIND"

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import numpy as np
 import pyarrow as pa
 
-from ..options import Options
-from ..schema import TableSchema
-from ..types import total_order
+from ..options.registry import Options
+from ..schema.manager import TableSchema
+from ..schema.types import total_order
 from .aggregation import Aggregation
 from .engine import Deduplicate, FirstRow, MergeEngine
 from .kv import KeyValueLayout, comparable, group_starts, sort_indices

@@ -34,8 +34,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..options import OptionError, Options
-from ..schema import TableSchema
+from ..options.registry import OptionError, Options
+from ..schema.manager import TableSchema
 from .aggregators import AGG, RETRACT, REV, SKIP, Aggregator, create_aggregator, field_option, group_index, last_index
 from .engine import MergeEngine, column_array, filter_rows, group_ends, retract_mask
 from .kv import DELETE, INSERT, KIND, SEQ, UPDATE_BEFORE, dense_rank, group_starts

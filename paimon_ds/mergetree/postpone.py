@@ -19,13 +19,13 @@ import pyarrow as pa
 from ..format.data_file import check_format_types
 from ..io.data_files import DataFileSink
 from ..manifest.meta import DataFileMeta, SimpleStats
-from ..options import Options
+from ..options.registry import Options
 from .engine import MergeEngine
 from .files import KeyValueFileWriter
 
 if TYPE_CHECKING:
     from ..io.names import FileNamer
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 UNKNOWN_SEQUENCE = -1  # Paimon's KeyValue.UNKNOWN_SEQUENCE: a postpone bucket's rows carry no number
 NO_VALUE_STATS = SimpleStats()  # `metadata.stats-mode` none, stored dense (Paimon 1.x): no column at all

@@ -26,7 +26,7 @@ import pyarrow as pa
 from ..deletionvectors.maintainer import DeletionVectorsMaintainer, drop_positions, dv_enabled
 from ..format.binary_row import deserialize_row
 from ..manifest.meta import DataFileMeta, FileSource
-from ..types import total_order_value
+from ..schema.types import total_order_value
 from .changelog import (
     FULL_COMPACTION,
     LOOKUP,
@@ -47,7 +47,7 @@ from .merge import has_float_keys, in_key_order, merge_sorted_runs
 
 if TYPE_CHECKING:
     from ..io.names import DataFileNamer, FileNamer
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 SPILL_BATCH_ROWS = 65536
 _POS = "_paimon_ds_position"  # a row's position in its file, while looking keys up for deletion vectors

@@ -21,15 +21,15 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from ..consumer import expire_consumers_after_commit
-from ..retention import Retention
-from ..snapshot import Snapshot
+from ..snapshot.manager import Snapshot
+from ..snapshot.retention import Retention
+from ..store.consumer import expire_consumers_after_commit
 from .auto_tag import automatic_tags
 from .partition_expire import expire_partitions
 from .snapshot_expiry import expire
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 log = logging.getLogger(__name__)
 

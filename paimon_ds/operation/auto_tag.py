@@ -32,14 +32,14 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..javatime import local_datetime_text, wall_time, zone_of
-from ..options import TAG, check_supported
-from ..snapshot import Snapshot, SnapshotNotFound, tag_json, tag_retention
-from ..tag_period import TagPeriod
+from ..options.javatime import local_datetime_text, wall_time, zone_of
+from ..options.registry import TAG, check_supported
+from ..snapshot.manager import Snapshot, SnapshotNotFound, tag_json, tag_retention
+from ..snapshot.tag_period import TagPeriod
 from .maintenance import delete_tag
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 log = logging.getLogger(__name__)
 

@@ -18,15 +18,15 @@ import pyarrow.compute as pc
 
 from ..format.partition import PartitionFilter
 from ..index.cross_partition import needs_global_index
-from ..options import OptionError
-from ..schema_checks import check_writable
-from ..snapshot import Snapshot
-from ..types import SchemaError, conform_array, name_index
+from ..options.registry import OptionError
+from ..schema.checks import check_writable
+from ..schema.types import SchemaError, conform_array, name_index
+from ..snapshot.manager import Snapshot
 from .compact import new_commit
 from .write import CLOSE_WORKERS, BucketRestore, TableWrite
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 
 def input_batches(data: Any) -> tuple[pa.Schema | None, Iterator[pa.RecordBatch]]:

@@ -26,7 +26,7 @@ from .read import TableRead
 from .scan import TableScan, batch_skips_level0
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 ROW_KIND = "rowkind"  # AuditLogTable.ROW_KIND
 

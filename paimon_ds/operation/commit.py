@@ -20,16 +20,16 @@ import numpy as np
 
 from ..deletionvectors.maintainer import drop_vectors_of
 from ..format.partition import POSTPONE_BUCKET
-from ..fs import OutcomeUnknown
+from ..fs.file_io import OutcomeUnknown
 from ..index.manifest import IndexManifestEntry, IndexManifestFile
 from ..index.paths import in_data_dir, index_file_path
 from ..manifest.files import ManifestFile, ManifestList
 from ..manifest.meta import FileKind, ManifestEntry, ManifestFileMeta, live_entries
 from ..mergetree.changelog import lookup_compaction
 from ..mergetree.compact import full_compaction_due, full_compaction_interval
-from ..options import Options
-from ..row_tracking import assign_row_tracking, data_evolution_enabled, row_tracking_enabled
-from ..snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from ..options.registry import Options
+from ..snapshot.manager import BATCH_COMMIT_IDENTIFIER, Snapshot
+from ..store.row_tracking import assign_row_tracking, data_evolution_enabled, row_tracking_enabled
 from .index_commit import IndexCommit, deletion_vector_changes, hashes_added
 from .messages import CommitConflict, CommitMessage, OverwriteScope, overwritten
 from .scan import TableScan
@@ -37,7 +37,7 @@ from .scan import TableScan
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 
 # compacts the given (partition, bucket)s of a table (fully, if the flag says so) and commits them as the given

@@ -27,10 +27,10 @@ from ..mergetree.engine import FirstRow
 from ..mergetree.expire import RecordExpiry
 from ..mergetree.merge import merge_engine
 from ..mergetree.writer import MergeTreeWriter
-from ..options import WRITE, OptionError, check_supported
-from ..row_tracking import data_evolution_enabled, row_tracking_enabled, system_fields
-from ..schema_checks import check_writable
-from ..snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from ..options.registry import WRITE, OptionError, check_supported
+from ..schema.checks import check_writable
+from ..snapshot.manager import BATCH_COMMIT_IDENTIFIER, Snapshot
+from ..store.row_tracking import data_evolution_enabled, row_tracking_enabled, system_fields
 from .after_commit import maintain
 from .commit import BucketCompactor, TableCommit
 from .messages import CommitMessage
@@ -40,7 +40,7 @@ from .scan import Split, TableScan
 from .tracking_compact import TrackedFileWriter, in_row_id_order
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 
 class CompactionCancelled(Exception):

@@ -14,7 +14,7 @@ from .messages import CommitConflict, CommitMessage
 from .scan import TableScan
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 
 def append_deletions(table: FileStore, snapshot, deleted: dict[str, np.ndarray], commit_user: str | None = None):

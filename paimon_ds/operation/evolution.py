@@ -32,19 +32,19 @@ from ..deletionvectors.maintainer import drop_positions
 from ..errors import EXIT_BAD_INPUT, PaimonDsError
 from ..format.data_file import FORMATS, open_data_file
 from ..manifest.meta import DataFileMeta
-from ..predicate import Predicate
-from ..row_tracking import (
+from ..predicate.predicates import Predicate
+from ..schema.manager import TableSchema
+from ..schema.types import DataField, conform_array, to_arrow_type
+from ..store.row_tracking import (
     ROW_ID,
     SEQUENCE_NUMBER,
     SYSTEM_COLUMNS,
     data_evolution_enabled,
     row_tracking_enabled,
 )
-from ..schema import TableSchema
-from ..types import DataField, conform_array, to_arrow_type
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
     from .split import Split
 
 BATCH_ROWS = 65536

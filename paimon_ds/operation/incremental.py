@@ -26,15 +26,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..manifest.meta import DataFileMeta, FileKind, ManifestEntry
-from ..options import OptionError
-from ..snapshot import Snapshot
-from ..time_travel import startup_mode, timestamp_text_millis
+from ..options.registry import OptionError
+from ..snapshot.manager import Snapshot
+from ..snapshot.time_travel import startup_mode, timestamp_text_millis
 from .scan import Split, TableScan
 
 if TYPE_CHECKING:
-    from ..options import Options
-    from ..predicate import Predicate
-    from ..store import FileStore
+    from ..options.registry import Options
+    from ..predicate.predicates import Predicate
+    from ..store.file_store import FileStore
 
 SCAN_MODE = "incremental-between-scan-mode"
 SCAN_MODES = ("auto", "delta", "changelog", "diff")

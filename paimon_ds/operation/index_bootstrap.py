@@ -32,13 +32,13 @@ from ..mergetree.engine import FirstRow, MergeEngine
 from ..mergetree.kv import DELETE, KEY_PREFIX, KIND, SEQ, UPDATE_BEFORE, KeyValueLayout, group_starts
 from ..mergetree.merge import merge_engine, merge_sorted_runs
 from ..mergetree.partial_update import PartialUpdate
-from ..types import SchemaError, conform_array, to_arrow_type
+from ..schema.types import SchemaError, conform_array, to_arrow_type
 from .scan import Split, TableScan, all_levels
 
 if TYPE_CHECKING:
     from ..manifest.meta import DataFileMeta
-    from ..schema import TableSchema
-    from ..store import FileStore
+    from ..schema.manager import TableSchema
+    from ..store.file_store import FileStore
 
 BOOTSTRAP_READ_ROWS = 1 << 17
 

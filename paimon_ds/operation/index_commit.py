@@ -28,13 +28,13 @@ from ..index.manifest import (
 )
 from ..index.paths import index_file_path
 from ..manifest.meta import FileKind
-from ..snapshot import Snapshot
+from ..snapshot.manager import Snapshot
 from .messages import CommitConflict, CommitMessage, OverwriteScope, overwritten
 
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 
 @dataclass(frozen=True)

@@ -13,19 +13,19 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..branch import BRANCH_DIR
-from ..external_paths import path_string
-from ..fs import is_uri
-from ..options import EXPIRE, TAG, check_supported
-from ..retention import Retention
-from ..snapshot import Snapshot, SnapshotNotFound, tag_json
+from ..fs.file_io import is_uri
+from ..options.registry import EXPIRE, TAG, check_supported
+from ..snapshot.branch import BRANCH_DIR
+from ..snapshot.manager import Snapshot, SnapshotNotFound, tag_json
+from ..snapshot.retention import Retention
+from ..store.external_paths import path_string
 from . import snapshot_expiry
 from .references import References, branch_tables, still_referenced
 from .snapshot_expiry import ExpireResult
 from .staged_files import STAGING_PREFIX
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 log = logging.getLogger(__name__)
 

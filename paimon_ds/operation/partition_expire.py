@@ -35,15 +35,15 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..format.binary_row import deserialize_row
-from ..javatime import LocalDateTime, epoch_millis_of_wall, local_datetime_text, parse_partition_time
 from ..manifest.files import ManifestFile, ManifestList
 from ..manifest.meta import FileKind
-from ..snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
-from ..types import DataType
+from ..options.javatime import LocalDateTime, epoch_millis_of_wall, local_datetime_text, parse_partition_time
+from ..schema.types import DataType
+from ..snapshot.manager import BATCH_COMMIT_IDENTIFIER, Snapshot
 from .commit import TableCommit
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 log = logging.getLogger(__name__)
 

@@ -37,7 +37,7 @@ from ..mergetree.writer import MergeTreeWriter
 from .messages import CommitMessage
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 
 class PostponeError(ValueError):

@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING
 from ..deletionvectors.index_file import DeletionFile
 from ..format.data_file import format_of
 from ..mergetree.merge import merge_engine
-from ..row_tracking import row_tracking_enabled
-from ..types import DataType, RowType
+from ..schema.types import DataType, RowType
+from ..store.row_tracking import row_tracking_enabled
 from .read import merge_free
 from .scan import Split
 
 if TYPE_CHECKING:
     from ..manifest.meta import DataFileMeta
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 # Paimon types whose parquet / ORC columns a columnar reader (Spark's) returns with the values the Python
 # reader gives. Excluded: CHAR (padding), BINARY(n), TIME, TIMESTAMP(7..9) (INT96 / nanoseconds), nested types, VARIANT.

@@ -27,17 +27,17 @@ from ..mergetree.engine import FirstRow, MergeEngine
 from ..mergetree.files import read_kv_file
 from ..mergetree.kv import KIND
 from ..mergetree.merge import has_float_keys, in_key_order, merge_engine, merge_sorted_runs
-from ..options import OptionError
-from ..predicate import Predicate, rename_fields
-from ..row_tracking import SYSTEM_COLUMNS, columns_requested, row_tracking_enabled, system_fields
-from ..store import fallback_column_names
-from ..types import conform_array
+from ..options.registry import OptionError
+from ..predicate.predicates import Predicate, rename_fields
+from ..schema.types import conform_array
+from ..store.file_store import fallback_column_names
+from ..store.row_tracking import SYSTEM_COLUMNS, columns_requested, row_tracking_enabled, system_fields
 from .evolution import RowTrackingRead, needs_tracking_read
 from .incremental import changed_rows, changed_rows_keep_delete
 from .scan import Split, missing_file
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 BATCH_ROWS = 65536
 # Row kind names by Paimon's byte value (+I 0, -U 1, +U 2, -D 3), as `$audit_log` shows them.

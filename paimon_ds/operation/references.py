@@ -11,15 +11,15 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from ..branch import BranchError
 from ..index.manifest import IndexManifestFile
 from ..index.paths import index_file_rel
 from ..manifest.meta import FileKind, ManifestEntry, ManifestFileMeta, live_entries
-from ..snapshot import Snapshot, SnapshotNotFound
+from ..snapshot.branch import BranchError
+from ..snapshot.manager import Snapshot, SnapshotNotFound
 from .scan import TableScan
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,9 @@ import pyarrow.dataset as pads
 
 from ..deletionvectors.maintainer import dv_enabled
 from ..errors import RowLevelError
-from ..expressions import (
+from ..index.cross_partition import needs_global_index
+from ..options.registry import OptionError
+from ..predicate.expressions import (
     AndExpr,
     Column,
     Compare,
@@ -40,12 +42,10 @@ from ..expressions import (
     parse_filter,
     parse_operand,
 )
-from ..index.cross_partition import needs_global_index
-from ..options import OptionError
-from ..predicate import Leaf, Predicate, and_all
-from ..row_tracking import refuse_row_level_change
-from ..schema_checks import check_writable
-from ..snapshot import Snapshot
+from ..predicate.predicates import Leaf, Predicate, and_all
+from ..schema.checks import check_writable
+from ..snapshot.manager import Snapshot
+from ..store.row_tracking import refuse_row_level_change
 from .batch_write import check_input_schema, conform_batch, input_batches
 from .compact import new_commit
 from .delete_rows import append_deletions
@@ -54,7 +54,7 @@ from .scan import TableScan
 from .write import BucketRestore, TableWrite
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 KIND_COLUMN = "__paimon_ds_row_kind"
 FILE_COLUMN = "__paimon_ds_file"

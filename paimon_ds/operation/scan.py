@@ -17,12 +17,12 @@ from ..format.partition import POSTPONE_BUCKET, bucket_path, partition_path
 from ..index.manifest import DELETION_VECTORS_INDEX, IndexManifestFile
 from ..manifest.files import ManifestFile, ManifestList
 from ..manifest.meta import DataFileMeta, ManifestEntry, ManifestFileMeta, SimpleStats, live_entries
-from ..options import OptionError
-from ..predicate import Predicate, and_all, rename_fields, split_and, test_values
-from ..row_tracking import ROW_ID, data_evolution_enabled, row_tracking_enabled
-from ..schema import TableSchema
-from ..snapshot import Snapshot, SnapshotExpired, SnapshotNotFound
-from ..store import FileStore, fallback_column_names
+from ..options.registry import OptionError
+from ..predicate.predicates import Predicate, and_all, rename_fields, split_and, test_values
+from ..schema.manager import TableSchema
+from ..snapshot.manager import Snapshot, SnapshotExpired, SnapshotNotFound
+from ..store.file_store import FileStore, fallback_column_names
+from ..store.row_tracking import ROW_ID, data_evolution_enabled, row_tracking_enabled
 from .evolution import file_fields, group_stats, pack_groups, row_id_groups
 from .split import Split
 

@@ -32,20 +32,20 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
-from ..consumer import protected_from
 from ..errors import CorruptFileError
-from ..fs import StorageError, is_uri
+from ..fs.file_io import StorageError, is_uri
 from ..index.manifest import IndexManifestEntry, IndexManifestFile
 from ..index.paths import index_file_path, index_file_rel
 from ..manifest.meta import FileKind, FileSource, ManifestEntry, ManifestFileMeta, live_entries
-from ..options import EXPIRE, check_supported
-from ..retention import Retention
-from ..snapshot import Snapshot, SnapshotManager, SnapshotNotFound, warn_skipped
+from ..options.registry import EXPIRE, check_supported
+from ..snapshot.manager import Snapshot, SnapshotManager, SnapshotNotFound, warn_skipped
+from ..snapshot.retention import Retention
+from ..store.consumer import protected_from
 from .references import DataPaths, References, other_branches_references, tag_snapshots
 from .scan import TableScan
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 log = logging.getLogger(__name__)
 

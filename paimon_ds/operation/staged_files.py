@@ -24,11 +24,11 @@ from ..format.stats import StatsCollector
 from ..io.data_files import now_local_wall
 from ..io.names import DataFileNamer
 from ..manifest.meta import DataFileMeta, FileSource
-from ..types import conform_array
+from ..schema.types import conform_array
 from .messages import CommitMessage
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 STAGING_PREFIX = "_paimon_ds-staging-"
 _NESTED = ("ARRAY", "MAP", "MULTISET", "ROW", "VARIANT")

@@ -11,7 +11,7 @@ A position (snapshot, full, index) names the next split to emit: ``index`` split
 (snapshot, full) are already emitted. Positions are what Spark checkpoints as offsets, so a
 restarted query resumes exactly where the last committed micro-batch ended.
 
-With option `consumer-id` the scan is also a Paimon consumer (paimon_ds.consumer): a new stream starts at the
+With option `consumer-id` the scan is also a Paimon consumer (paimon_ds.store.consumer): a new stream starts at the
 consumer's recorded next snapshot (Paimon's AbstractDataTableScan, unless `consumer.ignore-progress`), and
 `record_progress` writes the next snapshot of a position whose earlier rows were consumed. The snapshot a
 position records, by `consumer.mode`:
@@ -34,17 +34,17 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..consumer import ConsumerManager
 from ..manifest.meta import DataFileMeta, FileKind, ManifestEntry
 from ..mergetree.compact import CompactionOptions
-from ..options import OptionError
-from ..retention import Retention
-from ..snapshot import Snapshot, SnapshotNotFound
+from ..options.registry import OptionError
+from ..snapshot.manager import Snapshot, SnapshotNotFound
+from ..snapshot.retention import Retention
+from ..store.consumer import ConsumerManager
 from .incremental import is_incremental
 from .scan import LevelFilter, Split, TableScan, above_level0, all_levels
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 SCAN_MODES = ("default", "latest-full", "full", "latest", "from-snapshot", "from-snapshot-full", "from-timestamp")
 # An unchanged consumer record is rewritten at most this often: Java rewrites it at every checkpoint, which keeps

@@ -34,14 +34,14 @@ from typing import TYPE_CHECKING
 
 from ..mergetree.changelog import lookup_compaction
 from ..mergetree.compact import CompactionOptions, sorted_runs
-from ..row_tracking import data_evolution_enabled
-from ..snapshot import Snapshot, SnapshotNotFound
+from ..snapshot.manager import Snapshot, SnapshotNotFound
+from ..store.row_tracking import data_evolution_enabled
 from .compact import CompactionCancelled, compact_in_process, new_commit
 from .messages import CommitConflict, CommitMessage
 from .scan import TableScan
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 log = logging.getLogger(__name__)
 

@@ -20,11 +20,11 @@ from ..format.stats import StatsCollector
 from ..io.data_files import DataFileSink, RollingFileWriter, now_local_wall
 from ..io.names import DataFileNamer
 from ..manifest.meta import DataFileMeta, FileSource
-from ..row_tracking import ROW_ID, SEQUENCE_NUMBER, SYSTEM_COLUMNS, system_fields
-from ..types import DataType
+from ..schema.types import DataType
+from ..store.row_tracking import ROW_ID, SEQUENCE_NUMBER, SYSTEM_COLUMNS, system_fields
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 
 class TrackedFileWriter(RollingFileWriter):

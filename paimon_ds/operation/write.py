@@ -20,7 +20,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..casts.defaults import default_array, fill_defaults
-from ..external_paths import external_roots
 from ..format.binary_row import EMPTY_ROW, encode_rows, serialize_arrow_row
 from ..format.bucket import bucket_ids, row_hashes
 from ..format.partition import POSTPONE_BUCKET, bucket_path, partition_path
@@ -44,14 +43,15 @@ from ..mergetree.kv import ROW_KINDS
 from ..mergetree.merge import merge_engine
 from ..mergetree.postpone import PostponeBucketWriter
 from ..mergetree.writer import MergeTreeWriter
-from ..options import OptionError
-from ..types import SchemaError, align_by_name, canonical_nans, conform_array, name_index, nulls_under_required
+from ..options.registry import OptionError
+from ..schema.types import SchemaError, align_by_name, canonical_nans, conform_array, name_index, nulls_under_required
+from ..store.external_paths import external_roots
 from .messages import CommitMessage
 from .postpone import known_bucket_counts
 from .scan import TableScan
 
 if TYPE_CHECKING:
-    from ..store import FileStore
+    from ..store.file_store import FileStore
 
 # threads that close an append write's (partition, bucket) writers, each encoding its own file
 CLOSE_WORKERS = max(1, min(8, os.cpu_count() or 1))

@@ -15,8 +15,8 @@ then compute the bucket in Python (format/bucket.py), which covers every type.
 
 from __future__ import annotations
 
-from ..schema import TableSchema
-from ..types import DataType
+from ..schema.manager import TableSchema
+from ..schema.types import DataType
 
 SLOT_HEX = 16  # hex digits of an 8-byte slot
 ZERO_SLOT = "'" + "0" * SLOT_HEX + "'"

@@ -35,9 +35,9 @@ from ..index.cross_partition import is_cross_partition
 from ..index.keys import row_channels
 from ..operation.compact import plan_compaction, run_task
 from ..operation.index_bootstrap import GlobalIndexAssigner
-from ..snapshot import Snapshot
+from ..schema.types import conform_array
+from ..snapshot.manager import Snapshot
 from ..table import Table
-from ..types import conform_array
 from .bucket_expr import quoted, with_bucket_column
 from .connect import is_connect
 from .connect_shim import ShippedFunction

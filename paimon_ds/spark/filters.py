@@ -6,8 +6,8 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
-from ..predicate import And, Leaf, Or, Predicate
-from ..schema import TableSchema
+from ..predicate.predicates import And, Leaf, Or, Predicate
+from ..schema.manager import TableSchema
 
 _OPS = {"EqualTo": "=", "GreaterThan": ">", "GreaterThanOrEqual": ">=", "LessThan": "<",
         "LessThanOrEqual": "<=", "In": "in", "IsNull": "is_null", "IsNotNull": "is_not_null",

@@ -26,11 +26,11 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import ByteType, StructField, StructType
 
 from ..deletionvectors.index_file import read_vector
-from ..expressions import FilterError, bind_filter
 from ..operation.incremental import is_incremental
 from ..operation.raw_files import VALUE_KIND, RawFile, raw_readable_table, split_raw_files
-from ..predicate import Predicate, and_all
-from ..storage import S3_PROTOCOLS, protocol_of, split_storage
+from ..options.storage import S3_PROTOCOLS, protocol_of, split_storage
+from ..predicate.expressions import FilterError, bind_filter
+from ..predicate.predicates import Predicate, and_all
 from ..table import Table
 from .bucket_expr import quoted
 from .options import ONLY_FILES_OPTION, SPARK_OPTIONS, session_storage, storage_options
@@ -49,7 +49,7 @@ def read(spark: SparkSession, path: str, options: dict[str, str], native: bool =
          where: str | None = None, prune: Callable[[pa.Schema], Predicate | None] | None = None) -> DataFrame:
     """The table at ``path`` as a DataFrame with the Python source's schema and rows (``options``: read and
     time-travel options, as strings). ``native`` False: the Python source alone. ``where``: a SQL condition
-    the rows are filtered by (Spark evaluates it); the part of it paimon_ds understands (expressions.py) also
+    the rows are filtered by (Spark evaluates it); the part of it paimon_ds understands (predicate/expressions.py) also
     prunes the plan as ``prune`` does.
 
     ``prune``: the predicate, given the table's Arrow schema, of a condition the caller applies to the rows

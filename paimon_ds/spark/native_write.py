@@ -24,10 +24,10 @@ from ..format.partition import PartitionFilter
 from ..io.names import new_job_prefix
 from ..operation.commit import TableCommit
 from ..operation.staged_files import StagedFile, adopt_staged_files, staging_dir
-from ..options import Options
-from ..row_tracking import data_evolution_enabled
+from ..options.registry import Options
+from ..schema.types import DataType
+from ..store.row_tracking import data_evolution_enabled
 from ..table import Table
-from ..types import DataType
 from .bucket_expr import bucket_sql, quoted, row_words_sql, with_bucket_column
 from .options import (
     BASE_SNAPSHOT_OPTION,

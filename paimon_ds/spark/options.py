@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..options import OptionError
-from ..storage import NO_CREDENTIALS, is_storage_key, missing_s3_credentials, spark_conf_storage, split_storage
+from ..options.registry import OptionError
+from ..options.storage import NO_CREDENTIALS, is_storage_key, missing_s3_credentials, spark_conf_storage, split_storage
 
 # Options Spark itself passes to a source with the user's: not table options (streaming ones, and the
 # reserved properties of a catalog table: TableCatalog.PROP_*).

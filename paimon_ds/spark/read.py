@@ -8,10 +8,10 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
-from ..predicate import Predicate, and_all
-from ..row_tracking import SYSTEM_COLUMNS, row_tracking_enabled
+from ..predicate.predicates import Predicate, and_all
+from ..schema.types import SchemaError
+from ..store.row_tracking import SYSTEM_COLUMNS, row_tracking_enabled
 from ..table import Table
-from ..types import SchemaError
 from .filters import to_predicate
 from .types import arrow_schema_for_spark
 

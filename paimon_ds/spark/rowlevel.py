@@ -26,7 +26,7 @@ from ..errors import RowLevelError
 from ..operation.delete_rows import append_deletions
 from ..operation.messages import CommitConflict
 from ..operation.row_level import Delete, Insert, Update, check_clauses, check_engine, check_update
-from ..snapshot import Snapshot
+from ..snapshot.manager import Snapshot
 from ..table import Table
 from .cluster import write as clustered_write
 from .options import (

@@ -16,11 +16,11 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from ..options import OptionError, Options
-from ..row_tracking import with_row_tracking_columns
-from ..storage import is_storage_key, split_storage
+from ..options.registry import OptionError, Options
+from ..options.storage import is_storage_key, split_storage
+from ..schema.types import SchemaError
+from ..store.row_tracking import with_row_tracking_columns
 from ..table import Table
-from ..types import SchemaError
 from .options import (
     BUCKET_COLUMN,
     FILE_COLUMN_OPTION,

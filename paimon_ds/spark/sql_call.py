@@ -17,8 +17,8 @@ from .. import procedures
 from ..format.binary_row import deserialize_row
 from ..format.partition import parse_partition_specs, partition_filter
 from ..operation.partition_expire import partition_entries
-from ..options import parse_duration_ms
-from ..row_tracking import data_evolution_enabled
+from ..options.registry import parse_duration_ms
+from ..store.row_tracking import data_evolution_enabled
 from ..table import Table
 from .cluster import compact
 from .sql import SqlContext, SqlError, constant_value, name_parts, plan_kind, scala_list

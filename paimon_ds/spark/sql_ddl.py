@@ -26,13 +26,13 @@ from pyspark.sql.types import (
 )
 
 from .. import procedures
-from .. import schema_change as sc
 from ..casts.java import java_float_str
 from ..catalog import CatalogError
 from ..format.binary_row import deserialize_row
 from ..format.partition import escape_path_name, partition_filter
-from ..options import parse_list
-from ..types import CHAR_TYPE_METADATA, DEFAULT_VALUE_METADATA
+from ..options.registry import parse_list
+from ..schema import change as sc
+from ..schema.types import CHAR_TYPE_METADATA, DEFAULT_VALUE_METADATA
 from .catalog import attach, detach_table
 from .options import storage_job_options
 from .session import activate

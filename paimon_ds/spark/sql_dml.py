@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from ..catalog import CatalogError
-from ..options import Options
+from ..options.registry import Options
 from ..table import Table
 from . import rowlevel
 from .bucket_expr import quoted

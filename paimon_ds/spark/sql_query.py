@@ -28,9 +28,9 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from ..expressions import FilterError, bind_filter, col
-from ..predicate import Predicate, and_all
-from ..row_tracking import COLUMNS_OPTION
+from ..predicate.expressions import FilterError, bind_filter, col
+from ..predicate.predicates import Predicate, and_all
+from ..store.row_tracking import COLUMNS_OPTION
 from .catalog import ATTACHED_CONF
 from .native_read import read
 from .options import storage_job_options

@@ -32,7 +32,7 @@ from ..operation.messages import CommitMessage
 from ..operation.stream import StreamLimit, StreamPosition, StreamScan
 from ..operation.stream_commit import StreamCommit
 from ..operation.write import BucketRestore
-from ..options import OptionError, Options
+from ..options.registry import OptionError, Options
 from ..table import Table
 from .options import ROW_KIND_COLUMN_OPTION
 from .types import arrow_schema_for_spark, input_arrow_schema

@@ -22,8 +22,8 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from ..operation.change_tables import data_system_table, data_system_table_schema
-from ..system_tables import DATA_SYSTEM_TABLES, SYSTEM_TABLES, normalize_name, system_table_schema
-from ..system_tables import system_table as compute_system_table
+from ..readers.system_tables import DATA_SYSTEM_TABLES, SYSTEM_TABLES, normalize_name, system_table_schema
+from ..readers.system_tables import system_table as compute_system_table
 from ..table import Table
 from .options import check_s3_credentials, session_storage
 from .session import register_source

@@ -1,4 +1,4 @@
-"""Spark schemas for Paimon tables, through the one Paimon <-> Arrow mapping in paimon_ds.types."""
+"""Spark schemas for Paimon tables, through the one Paimon <-> Arrow mapping in paimon_ds.schema.types."""
 
 from __future__ import annotations
 

@@ -21,8 +21,8 @@ from ..operation.commit import new_commit_user
 from ..operation.messages import CommitMessage
 from ..operation.stream_commit import StreamCommit
 from ..operation.write import BucketRestore
-from ..options import OptionError, Options, parse_bool
-from ..snapshot import Snapshot
+from ..options.registry import OptionError, Options, parse_bool
+from ..snapshot.manager import Snapshot
 from ..table import Table
 from .options import (
     BASE_SNAPSHOT_OPTION,

@@ -112,7 +112,7 @@ def test_upserts_and_deletes(java_oracle, pypaimon_oracle, tmp_path) -> None:
     ours = Table.load(path, {"scan.snapshot-id": "7"}).to_arrow()
     assert contents(ours) == contents(java) == expected(commits[:3])
     # `$files` lists the same files as Java's (which shows file names only)
-    from paimon_ds.system_tables import system_table
+    from paimon_ds.readers.system_tables import system_table
     mine = system_table(Table.load(path).store, "files")
     mine = sorted((p.rsplit("/", 1)[-1], lvl, n) for p, lvl, n in zip(
         mine["file_path"].to_pylist(), mine["level"].to_pylist(), mine["record_count"].to_pylist()))

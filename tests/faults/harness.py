@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from paimon_ds import Table
 from paimon_ds.errors import PaimonDsError
-from paimon_ds.fs import OutcomeUnknown
+from paimon_ds.fs.file_io import OutcomeUnknown
 from paimon_ds.operation.maintenance import remove_orphan_files
 from paimon_ds.procedures import list_branches, list_consumers
 

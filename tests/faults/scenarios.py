@@ -14,8 +14,8 @@ from paimon_ds.operation.compact import compact_in_process
 from paimon_ds.operation.maintenance import remove_orphan_files
 from paimon_ds.operation.snapshot_expiry import expire
 from paimon_ds.operation.stream_commit import StreamCommit
-from paimon_ds.retention import Retention
-from paimon_ds.schema_change import AddColumn, commit_changes
+from paimon_ds.schema.change import AddColumn, commit_changes
+from paimon_ds.snapshot.retention import Retention
 
 from .harness import Scenario, State
 

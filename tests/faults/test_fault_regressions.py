@@ -25,10 +25,10 @@ import pytest
 
 from paimon_ds import Table, write_arrow
 from paimon_ds import procedures as proc
-from paimon_ds.fs import StorageError
+from paimon_ds.fs.file_io import StorageError
 from paimon_ds.operation.compact import compact_in_process
 from paimon_ds.operation.maintenance import remove_orphan_files
-from paimon_ds.snapshot import SnapshotExpired, SnapshotNotFound
+from paimon_ds.snapshot.manager import SnapshotExpired, SnapshotNotFound
 
 from .faulty_fs import INJECTOR, Fault, install
 from .harness import TABLE, prepare, rows_of, run_killed, run_with_fault, table_state

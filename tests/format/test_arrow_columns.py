@@ -8,7 +8,7 @@ import datetime as dt
 import pyarrow as pa
 
 from paimon_ds.format.arrow_columns import cast_leaves, empty_batch, holds_plain_ints, map_leaf_types, paimon_form
-from paimon_ds.types import parse_type
+from paimon_ds.schema.types import parse_type
 
 ROW_OF_TIMES = parse_type({"type": "ROW", "fields": [
     {"id": 0, "name": "ts", "type": {"type": "ARRAY", "element": "TIMESTAMP(3)"}},

@@ -21,7 +21,7 @@ from paimon_ds.format.binary_row import (
     header_bytes,
     serialize_row,
 )
-from paimon_ds.types import DataType, parse_type, to_arrow_type
+from paimon_ds.schema.types import DataType, parse_type, to_arrow_type
 
 EPOCH = dt.datetime(1970, 1, 1)
 EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)

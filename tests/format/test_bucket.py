@@ -15,7 +15,7 @@ import pytest
 
 from paimon_ds.format.binary_row import encode_rows, serialize_row
 from paimon_ds.format.bucket import bucket_ids, hash_rows, row_hashes
-from paimon_ds.types import DataType, parse_type, to_arrow_type
+from paimon_ds.schema.types import DataType, parse_type, to_arrow_type
 
 from .test_binary_row import ref_encode
 

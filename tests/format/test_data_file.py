@@ -16,7 +16,7 @@ from interop.test_oracles import ALL_TYPES, rows
 
 from paimon_ds.format.data_file import DataFileWriter, format_of, level_compression, level_format, open_data_file
 from paimon_ds.manifest.files import MANIFEST_FILE_META_SCHEMA, manifest_bytes, read_avro
-from paimon_ds.options import Options
+from paimon_ds.options.registry import Options
 
 
 def orc_safe(t: pa.Table) -> pa.Table:

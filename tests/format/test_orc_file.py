@@ -15,7 +15,7 @@ from interop.test_oracles import rows
 
 import paimon_ds
 from paimon_ds.format.orc_file import OrcFileReader, OrcFileWriter, has_pre_epoch_fraction
-from paimon_ds.types import parse_type
+from paimon_ds.schema.types import parse_type
 
 
 def test_time_is_an_int_of_millis():

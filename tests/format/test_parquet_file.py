@@ -19,7 +19,7 @@ from paimon_ds.format.parquet_file import (
     estimated_domain,
     has_nanos,
 )
-from paimon_ds.types import parse_type
+from paimon_ds.schema.types import parse_type
 
 SCHEMA = pa.schema([("ts9", pa.timestamp("ns")), ("ts3", pa.timestamp("ms")), ("ts6", pa.timestamp("us", tz="UTC")),
                     ("st", pa.struct([("ts", pa.timestamp("us"))]))])

@@ -24,7 +24,7 @@ import pytest
 from paimon_ds import Table
 from paimon_ds.format.binary_row import serialize_row
 from paimon_ds.format.partition import partition_path
-from paimon_ds.fs import FileIO
+from paimon_ds.fs.file_io import FileIO
 from paimon_ds.index.bucket_assigner import BUCKET_COLUMN
 from paimon_ds.index.cross_partition import (
     ROW_KIND_COLUMN,
@@ -38,9 +38,9 @@ from paimon_ds.mergetree.writer import MergeTreeWriter
 from paimon_ds.operation.index_bootstrap import GlobalIndexAssigner
 from paimon_ds.operation.messages import CommitMessage
 from paimon_ds.operation.write import BucketRestore
-from paimon_ds.options import table_options
-from paimon_ds.schema import SchemaManager, TableSchema
-from paimon_ds.types import SchemaError
+from paimon_ds.options.registry import table_options
+from paimon_ds.schema.manager import SchemaManager, TableSchema
+from paimon_ds.schema.types import SchemaError
 
 SCHEMA = pa.schema([pa.field("pt", pa.int32()), pa.field("pk", pa.int32(), nullable=False),
                     pa.field("col", pa.int32())])

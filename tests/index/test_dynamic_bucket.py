@@ -35,8 +35,8 @@ from paimon_ds.index.manifest import HASH_INDEX, IndexFileMeta, IndexManifestEnt
 from paimon_ds.manifest.meta import FileKind
 from paimon_ds.operation.compact import compact_in_process
 from paimon_ds.operation.maintenance import expire_snapshots, remove_orphan_files
-from paimon_ds.options import OptionError
-from paimon_ds.types import SchemaError
+from paimon_ds.options.registry import OptionError
+from paimon_ds.schema.types import SchemaError
 
 SCHEMA = pa.schema([("id", pa.int32()), ("dt", pa.string()), ("op", pa.string()), ("v", pa.int64())])
 TARGET = 50

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from paimon_ds import Table, write_arrow
 from paimon_ds.operation.maintenance import create_tag
-from paimon_ds.snapshot import tag_retention
+from paimon_ds.snapshot.manager import tag_retention
 
 # Commits rows (id INT) to table NAME through Paimon's own TableCommitImpl, one commit per (rows, watermark), a new
 # committer each (as a batch job's); TAGS_OFF: with tag creation off for these commits

@@ -17,7 +17,7 @@ import pytest
 
 import paimon_ds
 from paimon_ds import Table, procedures
-from paimon_ds.schema_change import RemoveOption, SetOption, commit_changes
+from paimon_ds.schema.change import RemoveOption, SetOption, commit_changes
 
 SCHEMA = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False),
                     ("v", pa.string())])
@@ -205,7 +205,7 @@ def test_branch_round_trip(pypaimon_oracle, java_oracle, spark, table_path, tmp_
 
 
 def _eq(column: str, value):
-    from paimon_ds.predicate import Leaf
+    from paimon_ds.predicate.predicates import Leaf
     return Leaf("=", column, (value,))
 
 

@@ -26,7 +26,7 @@ from conftest import Oracle
 from paimon_ds import Table
 from paimon_ds.casts.column import cast_column
 from paimon_ds.casts.rules import CastError, castable
-from paimon_ds.types import parse_type, to_arrow_type
+from paimon_ds.schema.types import parse_type, to_arrow_type
 
 from .java_rows import arrow_from_plain, java_script, plain_column
 
@@ -474,10 +474,10 @@ def test_table_paimon_ds_altered_reads_as_javas_casts(spark, java_oracle, table_
     """paimon_ds creates and fills a primary-key table of every source type and ALTERs every column to its
     target, the rules 0.9 lacks included: Spark and the core read what Java's CastExecutors (Paimon 1.x's rules
     where they changed) give for the values written."""
-    from paimon_ds.fs import FileIO
-    from paimon_ds.schema import SchemaManager, TableSchema
-    from paimon_ds.schema_change import UpdateColumnType, commit_changes
-    from paimon_ds.types import DataField
+    from paimon_ds.fs.file_io import FileIO
+    from paimon_ds.schema.change import UpdateColumnType, commit_changes
+    from paimon_ds.schema.manager import SchemaManager, TableSchema
+    from paimon_ds.schema.types import DataField
 
     from .java_rows import arrow_table_from_plain, plain_rows, row_differences, spark_rows
     columns, rows, expected = _table_data(utc_casts)

@@ -27,7 +27,7 @@ from paimon_ds.manifest.meta import FileKind, FileSource
 from paimon_ds.operation.read import TableRead
 from paimon_ds.operation.scan import TableScan
 from paimon_ds.operation.stream import StreamScan
-from paimon_ds.options import OptionError
+from paimon_ds.options.registry import OptionError
 
 from .changelog_scripts import COMPACT, READS, WRITES
 

@@ -18,11 +18,11 @@ from pathlib import Path
 import pyarrow as pa
 
 from paimon_ds import Table, procedures
-from paimon_ds.consumer import Consumer, ConsumerManager
 from paimon_ds.operation.maintenance import expire_snapshots
 from paimon_ds.operation.read import TableRead
 from paimon_ds.operation.stream import StreamScan
-from paimon_ds.schema_change import SetOption, commit_changes
+from paimon_ds.schema.change import SetOption, commit_changes
+from paimon_ds.store.consumer import Consumer, ConsumerManager
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
 # six commits: new ids, and from the second on an update of an earlier id

@@ -2,7 +2,7 @@
 added columns, read back for every snapshot.
 
 Each scenario writes a table, evolves it (Paimon 0.9's ALTER TABLE through its Java catalog, or
-paimon_ds's `schema_change`), writes again, and reads the latest and the first snapshot with paimon_ds
+paimon_ds's `schema.change`), writes again, and reads the latest and the first snapshot with paimon_ds
 and with Java Paimon 0.9: the rows must be identical, and equal to the values Paimon's cast rules give
 (integers wrapped when narrowed, floats printed as Java does, decimals rounded half-up or null when they
 overflow, ...). Time travel reads a snapshot with the schema it was committed under, as Paimon does.
@@ -17,10 +17,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from paimon_ds import Table, predicate
-from paimon_ds.predicate import Leaf
-from paimon_ds.schema_change import AddColumn, DropColumn, RenameColumn, UpdateColumnType, commit_changes
-from paimon_ds.types import SchemaError
+from paimon_ds import Table
+from paimon_ds.predicate import predicates
+from paimon_ds.predicate.predicates import Leaf
+from paimon_ds.schema.change import AddColumn, DropColumn, RenameColumn, UpdateColumnType, commit_changes
+from paimon_ds.schema.types import SchemaError
 
 SCHEMA0 = pa.schema([
     pa.field("id", pa.int32(), nullable=False), ("a", pa.int32()), ("b", pa.int64()), ("f", pa.float32()),
@@ -146,7 +147,7 @@ def check_both(path: str, java_oracle, primary_key: bool) -> None:
     pk = int(primary_key)  # the primary-key table has replaced the old row of id 1
     for leaf, n in [(Leaf("=", "g", ("0.1",)), 1 - pk), (Leaf("=", "b", (1,)), 1 - pk), (Leaf(">", "y", (0,)), 2 - pk),
                     (Leaf("=", "e", (Decimal("-100.0"),)), 1), (Leaf("is_null", "extra"), 3 - pk)]:
-        want = sorted(r["id"] for r in expected_latest(primary_key) if predicate.test_values(leaf, r))
+        want = sorted(r["id"] for r in expected_latest(primary_key) if predicates.test_values(leaf, r))
         assert sorted(table.to_arrow(leaf).column("id").to_pylist()) == want and len(want) == n, leaf
     # snapshot 1 under its own schema: the original columns and values
     first = paimon_ds_rows(path, 1)
@@ -193,7 +194,7 @@ def test_refused_casts_write_nothing(table_path):
     # a table altered so elsewhere fails its read clearly instead of reading other values
     from paimon_ds.casts.column import cast_column
     from paimon_ds.casts.rules import CastError
-    from paimon_ds.types import parse_type
+    from paimon_ds.schema.types import parse_type
     with pytest.raises(CastError, match="changed from DOUBLE to BOOLEAN: Paimon has no cast"):
         cast_column(pa.array([1.5]), parse_type("DOUBLE"), parse_type("BOOLEAN"))
 

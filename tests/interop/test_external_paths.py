@@ -18,9 +18,9 @@ import pytest
 
 import paimon_ds
 from paimon_ds import Table
-from paimon_ds.external_paths import entropy_dirs, murmur3_32, path_string
 from paimon_ds.operation.maintenance import expire_snapshots, remove_orphan_files
-from paimon_ds.options import OptionError
+from paimon_ds.options.registry import OptionError
+from paimon_ds.store.external_paths import entropy_dirs, murmur3_32, path_string
 
 SCHEMA = pa.schema([pa.field("id", pa.int32(), nullable=False), pa.field("p", pa.string(), nullable=False),
                     ("v", pa.string())])

@@ -23,7 +23,7 @@ import pytest
 
 from paimon_ds import Table
 from paimon_ds.format.file_index import INDEX_FILE_SUFFIX, read_index_file
-from paimon_ds.predicate import Leaf
+from paimon_ds.predicate.predicates import Leaf
 from paimon_ds.table import write_arrow
 
 from .java_rows import java_script

@@ -203,5 +203,5 @@ def test_first_row_stream_with_lookup_changelog_reads_as_java(java_oracle, spark
 def test_first_row_stream_without_changelog_is_refused(java_oracle, spark, tmp_path):
     path = str(tmp_path / "wh/db.db/fr")
     java_writes(java_oracle, path, COMMITS[:2], {"merge-engine": "first-row", "bucket": "1"}, tmp_path / "io")
-    with pytest.raises(paimon_ds.options.OptionError, match="first-row table need a changelog"):
+    with pytest.raises(paimon_ds.options.registry.OptionError, match="first-row table need a changelog"):
         StreamScan(Table.load(path)).check_streamable()

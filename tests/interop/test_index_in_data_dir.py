@@ -31,9 +31,9 @@ from paimon_ds.index.paths import IN_DATA_DIR, bucket_dir
 from paimon_ds.operation.compact import compact_in_process, plan_compaction, run_compaction
 from paimon_ds.operation.maintenance import expire_snapshots, remove_orphan_files
 from paimon_ds.operation.messages import CommitConflict
-from paimon_ds.options import OptionError
-from paimon_ds.schema_change import SetOption, commit_changes
-from paimon_ds.snapshot import SnapshotManager
+from paimon_ds.options.registry import OptionError
+from paimon_ds.schema.change import SetOption, commit_changes
+from paimon_ds.snapshot.manager import SnapshotManager
 
 IN_DIR = {IN_DATA_DIR: "true"}
 SCHEMA = pa.schema([pa.field("id", pa.int32(), nullable=False), pa.field("p", pa.string(), nullable=False),

@@ -18,8 +18,8 @@ import pytest
 
 import paimon_ds
 from paimon_ds import Table
-from paimon_ds.schema_merge import merge_write_schema
-from paimon_ds.types import SchemaError
+from paimon_ds.schema.merge import merge_write_schema
+from paimon_ds.schema.types import SchemaError
 
 MERGE = {"write.merge-schema": "true"}
 SCHEMA0 = pa.schema([pa.field("id", pa.int32(), nullable=False), ("n", pa.int32()), ("f", pa.float32()),

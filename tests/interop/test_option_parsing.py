@@ -1,8 +1,8 @@
 """paimon_ds reads option values as Java Paimon 0.9 does: every size, duration, boolean, int and enum form of
 tests/option_forms.py (Flink's MemorySizeTest and TimeUtilsTest inputs, which Paimon's parsers come from, and edge
 cases) goes to Java's own parsers through the oracle, in one JVM run, and to ours: the same value or both refuse.
-The table's expected values are checked against Java too, so the pure-Python tests of tests/test_options.py test
-what Java does."""
+The table's expected values are checked against Java too, so the pure-Python tests of tests/options/test_registry.py
+test what Java does."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import json
 import pytest
 from conftest import Oracle
 
-from paimon_ds.options import OPTIONS, parse_bool, parse_duration, parse_int, parse_memory_size
+from paimon_ds.options.registry import OPTIONS, parse_bool, parse_duration, parse_int, parse_memory_size
 from tests.option_forms import BOOLEANS, DURATIONS, INTS, MERGE_ENGINES, SIZES
 
 # Runs in the Java oracle's process (`jvm`: Paimon 0.9 through py4j); prints one JSON line of answers, each the

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from paimon_ds import Table
-from paimon_ds.options import OptionError
+from paimon_ds.options.registry import OptionError
 
 ROWS = pa.table({"id": pa.array([1, 2], pa.int32()), "v": ["a", "b"]})
 

@@ -33,7 +33,7 @@ import pytest
 from conftest import Oracle
 
 import paimon_ds
-from paimon_ds.predicate import Leaf
+from paimon_ds.predicate.predicates import Leaf
 
 # ------------------------------------------------------------------------------------------ data
 

@@ -2,7 +2,7 @@
 TableCommitImpl expires partitions after each commit) and through paimon_ds leave the same partitions, the same
 snapshots (an OVERWRITE of the committing user after the APPEND that expired them), and the same rows, which Java
 reads from paimon_ds's tables. Java's PartitionTimeExtractor reads the same times from partition values as
-paimon_ds's (javatime), case for case.
+paimon_ds's (options.javatime), case for case.
 
 `partition.expiration-check-interval` is 0 here: a Java batch commit creates its committer with the commit, and with
 the default interval of an hour such a committer never checks (operation.partition_expire explains paimon_ds's
@@ -17,10 +17,10 @@ import time
 import pyarrow as pa
 
 from paimon_ds import Table, write_arrow
-from paimon_ds.javatime import LocalDateTime, civil, parse_partition_time
 from paimon_ds.operation.partition_expire import PartitionTime
 from paimon_ds.operation.scan import TableScan
-from paimon_ds.types import DataType
+from paimon_ds.options.javatime import LocalDateTime, civil, parse_partition_time
+from paimon_ds.schema.types import DataType
 
 EVERY_COMMIT = {"partition.expiration-time": "1 d", "partition.expiration-check-interval": "0"}
 

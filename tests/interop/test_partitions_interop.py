@@ -18,7 +18,7 @@ import pytest
 
 from paimon_ds import Table
 from paimon_ds.format.partition import partition_path
-from paimon_ds.types import DataType
+from paimon_ds.schema.types import DataType
 
 STRINGS = ["a=b/c", "x%y #z", "", " ", None, "日本 語", "q?*:\\{}[]^'\"", "tab\there", "plain"]
 SCHEMA = pa.schema([("id", pa.int32()), ("s", pa.string()), ("i", pa.int32()), ("d", pa.date32()),

@@ -20,8 +20,8 @@ import pytest
 
 import paimon_ds
 from paimon_ds import Table
-from paimon_ds.options import OptionError
-from paimon_ds.predicate import And, Leaf
+from paimon_ds.options.registry import OptionError
+from paimon_ds.predicate.predicates import And, Leaf
 
 SCHEMA = pa.schema([("id", pa.int64()), ("p", pa.string()), ("a", pa.string()), ("b", pa.int32()),
                     ("c", pa.float64())])

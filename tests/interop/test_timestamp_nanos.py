@@ -24,7 +24,7 @@ import pyarrow as pa
 import pytest
 
 from paimon_ds import Table
-from paimon_ds.predicate import And, Leaf
+from paimon_ds.predicate.predicates import And, Leaf
 
 from .java_rows import java_read_plain, java_script, plain_rows, row_differences, spark_rows
 
@@ -218,9 +218,9 @@ def _java_partition_name(ns: int) -> str:
 def test_paimon_ds_nanosecond_table_read_by_java(spark, java_oracle, table_path):
     """paimon_ds creates the table (partition, key and bucket key nanosecond timestamps) and writes two commits;
     Java reads it, also through a filter its stats prune with."""
-    from paimon_ds.fs import FileIO
-    from paimon_ds.schema import SchemaManager, TableSchema
-    from paimon_ds.types import DataField, parse_type
+    from paimon_ds.fs.file_io import FileIO
+    from paimon_ds.schema.manager import SchemaManager, TableSchema
+    from paimon_ds.schema.types import DataField, parse_type
 
     from .java_rows import arrow_table_from_plain
     fields = [DataField(i, n, parse_type(t)) for i, (n, t) in enumerate(FIELDS)]

@@ -21,9 +21,9 @@ import pytest
 from conftest import Oracle
 
 from paimon_ds import Table
-from paimon_ds.fs import FileIO
-from paimon_ds.schema import SchemaManager, TableSchema
-from paimon_ds.types import DataField, parse_type
+from paimon_ds.fs.file_io import FileIO
+from paimon_ds.schema.manager import SchemaManager, TableSchema
+from paimon_ds.schema.types import DataField, parse_type
 
 from . import java_rows
 from .java_rows import arrow_table_from_plain, java_script, plain_rows, row_differences, spark_rows

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pytest
 
 from paimon_ds import Table
-from paimon_ds.types import SchemaError
+from paimon_ds.schema.types import SchemaError
 
 # pypaimon: a table (FIELDS, OPTIONS) written with ROWS of (id, a Python value made a VARIANT by pypaimon's
 # GenericVariant, or None); prints the rows written as (id, [value hex, metadata hex])

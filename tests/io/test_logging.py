@@ -1,5 +1,5 @@
-"""The library says what it could not do, through `logging`: a delete that left a file behind (paimon_ds.fs) and
-snapshot hints not updated after a commit (paimon_ds.snapshot). Both are harmless to readers, so they are
+"""The library says what it could not do, through `logging`: a delete that left a file behind (paimon_ds.fs.file_io) and
+snapshot hints not updated after a commit (paimon_ds.snapshot.manager). Both are harmless to readers, so they are
 warnings, not errors."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from paimon_ds import Table
-from paimon_ds.fs import FileIO
+from paimon_ds.fs.file_io import FileIO
 
 SCHEMA = pa.schema([("id", pa.int64())])
 
@@ -31,7 +31,7 @@ def test_delete_that_leaves_a_file_is_logged(tmp_path, caplog):
         FileIO(str(tmp_path)).delete_quietly(str(locked / "missing"))  # absent: nothing to say
     finally:
         subprocess.run(["chattr", "-i", str(locked)], check=True)
-    logged = messages(caplog, "paimon_ds.fs")
+    logged = messages(caplog, "paimon_ds.fs.file_io")
     assert len(logged) == 1 and logged[0][0] == logging.WARNING
     assert logged[0][1].startswith(f"could not delete {locked / 'f'} (left in place): ")
     assert (locked / "f").exists()
@@ -45,7 +45,7 @@ def test_commit_whose_hint_cannot_be_written_is_logged(tmp_path, caplog):
     write = table.new_write()
     write.write_arrow(pa.table({"id": [1, 2]}, schema=SCHEMA))
     snapshot = table.new_commit().commit(write.prepare_commit())
-    logged = messages(caplog, "paimon_ds.snapshot")
+    logged = messages(caplog, "paimon_ds.snapshot.manager")
     assert len(logged) == 1 and logged[0][0] == logging.WARNING
     assert logged[0][1].startswith(f"snapshot 1 of {table.snapshot_manager.dir} committed; its LATEST / EARLIEST "
                                    "hints were not updated (")

@@ -21,9 +21,9 @@ from paimon_ds import OptionError
 from paimon_ds.mergetree.aggregators import AGG, RETRACT, REV, SKIP, create_aggregator
 from paimon_ds.mergetree.kv import DELETE, INSERT, KIND, UPDATE_AFTER, UPDATE_BEFORE
 from paimon_ds.mergetree.merge import merge_engine
-from paimon_ds.options import Options
-from paimon_ds.schema import TableSchema
-from paimon_ds.types import DataField, FieldIdAllocator, from_arrow_type
+from paimon_ds.options.registry import Options
+from paimon_ds.schema.manager import TableSchema
+from paimon_ds.schema.types import DataField, FieldIdAllocator, from_arrow_type
 
 OPS = {"+": AGG, "<": REV, "-": RETRACT, ".": SKIP}
 

@@ -18,8 +18,8 @@ import pyarrow as pa
 import pytest
 
 from paimon_ds.mergetree.merge import merge_engine
-from paimon_ds.options import Options
-from paimon_ds.schema import TableSchema
+from paimon_ds.options.registry import Options
+from paimon_ds.schema.manager import TableSchema
 
 pytestmark = pytest.mark.bench
 

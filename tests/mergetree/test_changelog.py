@@ -13,8 +13,8 @@ import pyarrow as pa
 
 from paimon_ds.mergetree.changelog import ChangelogRules, NewestRecord, aligned_runs, lookup_compaction, lookup_merge
 from paimon_ds.mergetree.kv import DELETE, INSERT, UPDATE_AFTER, KeyValueLayout
-from paimon_ds.options import Options
-from paimon_ds.schema import TableSchema
+from paimon_ds.options.registry import Options
+from paimon_ds.schema.manager import TableSchema
 
 ROWS = pa.schema([pa.field("id", pa.int32(), nullable=False), ("v", pa.string()), ("tags", pa.list_(pa.int32())),
                   ("ts", pa.int64())])

@@ -38,7 +38,7 @@ from paimon_ds.mergetree.compact import (
 from paimon_ds.operation.compact import plan_compaction, run_compaction
 from paimon_ds.operation.messages import CommitConflict
 from paimon_ds.operation.write import BucketRestore
-from paimon_ds.options import Options
+from paimon_ds.options.registry import Options
 
 # ---------------------------------------------------------------------------------------------- policy
 

@@ -24,9 +24,9 @@ from paimon_ds.format.partition import PartitionFilter
 from paimon_ds.manifest.meta import DataFileMeta
 from paimon_ds.mergetree.compact import sorted_runs
 from paimon_ds.operation.compact import compact_in_process
-from paimon_ds.predicate import Leaf
+from paimon_ds.predicate.predicates import Leaf
+from paimon_ds.schema.types import parse_type, total_order, total_order_value
 from paimon_ds.table import write_arrow
-from paimon_ds.types import parse_type, total_order, total_order_value
 
 NAN = float("nan")
 # NaNs of other payloads than Java's Double.NaN (0x7ff8000000000000): x86's default NaN, and one with low bits

@@ -22,8 +22,8 @@ from paimon_ds import OptionError, SchemaError, Table
 from paimon_ds.mergetree.engine import MergeEngine
 from paimon_ds.mergetree.kv import DELETE, INSERT, KIND, SEQ, UPDATE_AFTER, UPDATE_BEFORE, KeyValueLayout
 from paimon_ds.mergetree.merge import merge_engine, merge_sorted_runs
-from paimon_ds.options import Options
-from paimon_ds.schema import TableSchema
+from paimon_ds.options.registry import Options
+from paimon_ds.schema.manager import TableSchema
 
 KINDS = {"+I": INSERT, "-U": UPDATE_BEFORE, "+U": UPDATE_AFTER, "-D": DELETE}
 ROWS = pa.schema([("id", pa.int32()), ("a", pa.int64()), ("s", pa.string()), ("ts", pa.int64())])
@@ -529,7 +529,7 @@ def test_rows_of_one_key_in_one_commit_merge_in_the_buffer(tmp_path):
 
 
 def test_first_row_refuses_a_sequence_field(tmp_path):
-    from paimon_ds.options import OptionError as _OptionError
+    from paimon_ds.options.registry import OptionError as _OptionError
     with pytest.raises(_OptionError, match="first-row merge engine does not take a 'sequence.field'"):
         write(str(tmp_path / "t"), [op_row(1, "+I", 1, "x")], OP_ROWS,
               pk(**{"merge-engine": "first-row", "sequence.field": "a"}))
@@ -635,7 +635,7 @@ def test_record_level_expire_is_checked_before_anything_is_written(tmp_path, opt
 
 def test_alter_to_a_configuration_paimon_refuses_is_refused(tmp_path):
     from paimon_ds.catalog import Catalog
-    from paimon_ds.schema_change import SetOption
+    from paimon_ds.schema.change import SetOption
     catalog = Catalog(str(tmp_path / "wh"))
     catalog.create_database("db")
     catalog.create_table("db.t", ROWS, primary_keys=["id"], options={"bucket": "1", "merge-engine": "partial-update"})

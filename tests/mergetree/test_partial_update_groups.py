@@ -18,9 +18,9 @@ import pytest
 from paimon_ds import OptionError
 from paimon_ds.mergetree.kv import DELETE, INSERT, KIND, UPDATE_AFTER, UPDATE_BEFORE
 from paimon_ds.mergetree.merge import merge_engine
-from paimon_ds.options import Options
-from paimon_ds.schema import TableSchema
-from paimon_ds.schema_checks import check_writable
+from paimon_ds.options.registry import Options
+from paimon_ds.schema.checks import check_writable
+from paimon_ds.schema.manager import TableSchema
 
 KINDS = {"+I": INSERT, "-U": UPDATE_BEFORE, "+U": UPDATE_AFTER, "-D": DELETE}
 

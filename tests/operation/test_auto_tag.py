@@ -20,9 +20,9 @@ from paimon_ds import Table, write_arrow
 from paimon_ds.operation import auto_tag
 from paimon_ds.operation.auto_tag import automatic_tags, expire_tags_by_time
 from paimon_ds.operation.maintenance import create_tag, expire_snapshots
-from paimon_ds.options import OptionError, validate
-from paimon_ds.schema_change import SetOption, commit_changes
-from paimon_ds.snapshot import tag_retention
+from paimon_ds.options.registry import OptionError, validate
+from paimon_ds.schema.change import SetOption, commit_changes
+from paimon_ds.snapshot.manager import tag_retention
 
 UTC = dt.timezone.utc
 

@@ -22,8 +22,8 @@ from paimon_ds.manifest.meta import FileKind
 from paimon_ds.operation.commit import TableCommit
 from paimon_ds.operation.messages import CommitConflict, CommitMessage
 from paimon_ds.operation.scan import TableScan
-from paimon_ds.predicate import And, Leaf, Or
-from paimon_ds.snapshot import Snapshot, SnapshotManager, SnapshotNotFound
+from paimon_ds.predicate.predicates import And, Leaf, Or
+from paimon_ds.snapshot.manager import Snapshot, SnapshotManager, SnapshotNotFound
 from paimon_ds.table import Table, TableNotFound
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -347,7 +347,7 @@ def test_commit_gives_up_after_max_retries_and_cleans_up(table_path: str, monkey
 CHILD = """
 import os, sys
 import pyarrow as pa
-from paimon_ds.snapshot import SnapshotManager
+from paimon_ds.snapshot.manager import SnapshotManager
 from paimon_ds.table import Table
 
 path, start, count, crash = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "crash"

@@ -19,7 +19,7 @@ from paimon_ds import Table
 from paimon_ds.mergetree.compact import CompactionOptions, sorted_runs
 from paimon_ds.operation.compact import compact_in_process, plan_compaction, run_compaction
 from paimon_ds.operation.stream_commit import StreamCommit
-from paimon_ds.options import Options
+from paimon_ds.options.registry import Options
 
 PK = {"primary-key": "id", "bucket": "1"}
 DEFAULTS = CompactionOptions.from_options(Options({}))

@@ -21,8 +21,8 @@ from paimon_ds import Table, procedures, write_arrow
 from paimon_ds.operation import after_commit, snapshot_expiry
 from paimon_ds.operation.maintenance import create_tag, expire_snapshots, remove_orphan_files, rollback
 from paimon_ds.operation.references import References
-from paimon_ds.options import OptionError
-from paimon_ds.retention import Retention
+from paimon_ds.options.registry import OptionError
+from paimon_ds.snapshot.retention import Retention
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("p", pa.string(), nullable=False),
                     ("v", pa.int64())])

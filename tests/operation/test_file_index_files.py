@@ -13,8 +13,8 @@ from paimon_ds.catalog import Catalog
 from paimon_ds.format.file_index import INDEX_FILE_SUFFIX
 from paimon_ds.operation.compact import compact_in_process
 from paimon_ds.operation.maintenance import expire_snapshots, remove_orphan_files
-from paimon_ds.predicate import Leaf
-from paimon_ds.schema_change import RenameColumn, SetOption
+from paimon_ds.predicate.predicates import Leaf
+from paimon_ds.schema.change import RenameColumn, SetOption
 from paimon_ds.table import Table, write_arrow
 
 SIDE_FILE = {"file-index.bloom-filter.columns": "s", "file-index.bloom-filter.s.items": "2000", "bucket": "-1"}

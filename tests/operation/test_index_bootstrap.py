@@ -21,7 +21,7 @@ from paimon_ds.index.key_index import DUPLICATE_KEYS
 from paimon_ds.index.keys import encode_keys, key_channels
 from paimon_ds.mergetree.kv import ROW_KINDS
 from paimon_ds.operation.index_bootstrap import GlobalIndexAssigner, IndexBootstrap
-from paimon_ds.schema import TableSchema
+from paimon_ds.schema.manager import TableSchema
 from tests.index.test_cross_partition import (
     SCHEMA,
     batch,
@@ -39,7 +39,7 @@ def test_key_liveness_rules(tmp_path):
     """Which keys a bootstrap indexes, per merge engine, from several sorted runs of one bucket."""
     from paimon_ds.mergetree.kv import KeyValueLayout
     from paimon_ds.operation.index_bootstrap import KeyLiveness
-    from paimon_ds.options import Options
+    from paimon_ds.options.registry import Options
     # per key: the records in sequence order (kinds); the newest last
     records = {1: ["+I"], 2: ["+I", "-D"], 3: ["-D", "+I"], 4: ["+I", "-U"], 5: ["-D"], 6: ["+I", "-D", "-U"]}
     expected = {"deduplicate": {1, 3}, "partial-update": {1, 3, 4}, "aggregation": {1, 2, 3, 4, 5, 6},

@@ -10,7 +10,7 @@ import pytest
 from paimon_ds import Table
 from paimon_ds.operation.compact import compact_in_process
 from paimon_ds.operation.maintenance import create_tag, delete_tag, expire_snapshots, remove_orphan_files, rollback
-from paimon_ds.snapshot import SnapshotNotFound
+from paimon_ds.snapshot.manager import SnapshotNotFound
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64())])
 OPTIONS = {"primary-key": "id", "bucket": "2", "write-only": "true"}

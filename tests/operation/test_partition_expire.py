@@ -21,9 +21,9 @@ from paimon_ds.index.manifest import IndexManifestFile
 from paimon_ds.operation import after_commit, partition_expire
 from paimon_ds.operation.partition_expire import expire_partitions
 from paimon_ds.operation.scan import TableScan
-from paimon_ds.options import OptionError, validate
-from paimon_ds.schema_change import SetOption, commit_changes
-from paimon_ds.snapshot import BATCH_COMMIT_IDENTIFIER
+from paimon_ds.options.registry import OptionError, validate
+from paimon_ds.schema.change import SetOption, commit_changes
+from paimon_ds.snapshot.manager import BATCH_COMMIT_IDENTIFIER
 
 EVERY_COMMIT = {"partition.expiration-time": "1 d", "partition.expiration-check-interval": "0"}
 

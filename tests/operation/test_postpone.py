@@ -23,9 +23,9 @@ from paimon_ds.operation.compact import compact_in_process
 from paimon_ds.operation.messages import CommitConflict
 from paimon_ds.operation.scan import TableScan
 from paimon_ds.operation.stream import StreamScan
-from paimon_ds.options import OptionError
+from paimon_ds.options.registry import OptionError
+from paimon_ds.schema.types import SchemaError
 from paimon_ds.table import write_arrow
-from paimon_ds.types import SchemaError
 
 POSTPONE = {"postpone.batch-write-fixed-bucket": "false"}
 

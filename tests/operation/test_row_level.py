@@ -13,9 +13,9 @@ import pytest
 import paimon_ds
 from paimon_ds import Delete, Insert, Table, Update, col, write_arrow
 from paimon_ds.errors import PaimonDsError, RowLevelError, TableAlreadyExists
-from paimon_ds.expressions import parse_filter
 from paimon_ds.operation import row_level
 from paimon_ds.operation.messages import CommitConflict
+from paimon_ds.predicate.expressions import parse_filter
 
 KINDS = {
     "append": {},

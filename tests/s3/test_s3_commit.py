@@ -20,11 +20,11 @@ import pyarrow as pa
 import pytest
 
 from paimon_ds import Table
-from paimon_ds.fs import FileIO, StorageError
+from paimon_ds.fs.file_io import FileIO, StorageError
 from paimon_ds.manifest.files import ManifestList
 from paimon_ds.operation.commit import TableCommit
 from paimon_ds.operation.messages import CommitMessage
-from paimon_ds.snapshot import Snapshot
+from paimon_ds.snapshot.manager import Snapshot
 from paimon_ds.table import TableNotFound
 
 SCHEMA = pa.schema([("user", pa.string()), ("i", pa.int64()), ("k", pa.int32())])

@@ -1,4 +1,5 @@
-"""Where S3 credentials come from, as the planning-time check sees it (paimon_ds.storage.missing_s3_credentials).
+"""Where S3 credentials come from, as the planning-time check sees it
+(paimon_ds.options.storage.missing_s3_credentials).
 
 botocore's chain runs for real in this process, with the environment made empty of credentials: no AWS_*
 keys, no profile files, and, where a test says so, an instance metadata service that never answers.
@@ -12,7 +13,7 @@ import time
 
 import pytest
 
-from paimon_ds.storage import (
+from paimon_ds.options.storage import (
     CREDENTIALS_CHECK_SECONDS,
     NO_CREDENTIALS,
     environment_has_credentials,

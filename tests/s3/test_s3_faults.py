@@ -38,7 +38,7 @@ import s3fs
 
 import paimon_ds
 from paimon_ds import PaimonDsError, StorageError, Table, procedures
-from paimon_ds.fs import OutcomeUnknown
+from paimon_ds.fs.file_io import OutcomeUnknown
 
 from .fault_proxy import AFTER, BEFORE, CLOSE, MODES, TWICE, UNAVAILABLE, FaultProxy, Rule
 
@@ -115,9 +115,9 @@ LOST_ANSWERS = [
 
 @pytest.mark.parametrize("mode, answer, no_client_retries", LOST_ANSWERS)
 def test_lost_answer_to_the_snapshot_put(s3_server, proxies, monkeypatch, mode, answer, no_client_retries):
-    """The conditional PUT of snapshot-2 meets a fault. Before fs.py checked a 412 against what it wrote, the retry's
-    412 was taken for a lost race: the commit deleted its manifest lists while its snapshot stayed the latest, and
-    every read raised FileNotFoundError from then on, on the direct endpoint too."""
+    """The conditional PUT of snapshot-2 meets a fault. Before fs/file_io.py checked a 412 against what it wrote, the
+    retry's 412 was taken for a lost race: the commit deleted its manifest lists while its snapshot stayed the latest,
+    and every read raised FileNotFoundError from then on, on the direct endpoint too."""
     proxy = proxies()
     retries = {}
     if no_client_retries:  # the fault reaches paimon_ds's own create, which asks again

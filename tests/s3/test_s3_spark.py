@@ -22,8 +22,8 @@ from spark.test_roundtrip import all_types_table
 
 import paimon_ds
 from paimon_ds import Catalog, Table
+from paimon_ds.options.storage import environment_has_credentials
 from paimon_ds.spark.options import session_storage
-from paimon_ds.storage import environment_has_credentials
 
 
 def save(df, path: str, opts: dict[str, str], mode: str = "append", **extra: str) -> None:

@@ -13,7 +13,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from paimon_ds import Table
-from paimon_ds.snapshot import SnapshotManager
+from paimon_ds.snapshot.manager import SnapshotManager
 
 # paimon_ds marks aborted write jobs here (hidden: Paimon and Hadoop skip names starting with '.')
 ABORT_MARKER_DIR = ".paimon_ds-aborted"

@@ -8,9 +8,9 @@ import pytest
 
 from paimon_ds import Table
 from paimon_ds.format.bucket import bucket_ids, row_hashes
+from paimon_ds.schema.types import parse_type, to_arrow_field
 from paimon_ds.spark.bucket_expr import binary_row_hex_sql, bucket_sql, quoted, with_bucket_column
 from paimon_ds.spark.types import spark_schema
-from paimon_ds.types import parse_type, to_arrow_field
 
 CASES = {
     "BIGINT": "CAST(id * 7919 - 40000 AS BIGINT)",

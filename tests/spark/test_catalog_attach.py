@@ -7,7 +7,7 @@ import pytest
 
 import paimon_ds
 from paimon_ds import Catalog
-from paimon_ds.schema_change import AddColumn
+from paimon_ds.schema.change import AddColumn
 
 ORDERS = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False),
                     ("amount", pa.float64())])

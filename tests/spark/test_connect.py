@@ -181,9 +181,9 @@ def test_artifact_holds_python_sources_only_and_is_reproducible():
     path = artifact_zip()
     names = zipfile.ZipFile(path).namelist()
     assert {n.split("/", 1)[0] for n in names} == set(SHIPPED_PACKAGES)
-    for needed in ("paimon_ds/__init__.py", "paimon_ds/paimon_option_keys.txt", "paimon_ds/conf/spark-defaults.conf",
-                   "paimon_ds/spark/source.py", "fsspec/implementations/local.py", "fastavro/_read_py.py",
-                   "fastavro/_write_py.py"):
+    for needed in ("paimon_ds/__init__.py", "paimon_ds/options/paimon_option_keys.txt",
+                   "paimon_ds/conf/spark-defaults.conf", "paimon_ds/spark/source.py", "fsspec/implementations/local.py",
+                   "fastavro/_read_py.py", "fastavro/_write_py.py"):
         assert needed in names
     assert not [n for n in names if n.endswith((".so", ".pyc")) or "__pycache__" in n]
     assert artifact_zip.__wrapped__() == path  # same sources, same bytes, same name

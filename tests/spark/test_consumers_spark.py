@@ -10,8 +10,8 @@ import pyarrow as pa
 
 import paimon_ds
 from paimon_ds import Catalog, Table
-from paimon_ds.consumer import ConsumerManager
 from paimon_ds.operation.maintenance import expire_snapshots
+from paimon_ds.store.consumer import ConsumerManager
 
 from .test_stream_read import Consumer as Query
 from .test_stream_read import Row, run_available_now, tuples

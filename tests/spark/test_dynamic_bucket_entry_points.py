@@ -23,7 +23,7 @@ import pytest
 
 import paimon_ds
 from paimon_ds import Table
-from paimon_ds.options import OptionError
+from paimon_ds.options.registry import OptionError
 from tests.index.test_snapshot_assigner import check_one_bucket_per_key, index_of
 
 JOB = Path(__file__).with_name("dyn_stream_job.py")

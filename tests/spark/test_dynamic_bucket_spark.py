@@ -8,7 +8,7 @@ import random
 import pytest
 
 import paimon_ds
-from paimon_ds.options import OptionError
+from paimon_ds.options.registry import OptionError
 from paimon_ds.table import Table
 
 from ._helpers import save

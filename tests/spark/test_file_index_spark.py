@@ -12,7 +12,7 @@ import pytest
 
 import paimon_ds
 from paimon_ds.format.file_index import INDEX_FILE_SUFFIX
-from paimon_ds.predicate import Leaf
+from paimon_ds.predicate.predicates import Leaf
 from paimon_ds.spark import native_read
 from paimon_ds.table import Table
 

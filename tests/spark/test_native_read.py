@@ -15,7 +15,7 @@ import paimon_ds
 from paimon_ds import Table
 from paimon_ds.catalog import Catalog
 from paimon_ds.operation.raw_files import split_raw_files
-from paimon_ds.schema_change import AddColumn, RenameColumn
+from paimon_ds.schema.change import AddColumn, RenameColumn
 from paimon_ds.spark.native_read import jvm_uri
 
 from ._helpers import plan_text, row_multiset, save, type_signature

@@ -12,8 +12,8 @@ from pyspark.sql import functions as F
 import paimon_ds
 from paimon_ds import Table
 from paimon_ds.format.bucket import bucket_ids
+from paimon_ds.schema.types import parse_type
 from paimon_ds.spark.shuffle import repartition_by_bucket, repartition_by_slot, stand_ins
-from paimon_ds.types import parse_type
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 7, 200])

@@ -14,12 +14,12 @@ import pytest
 import paimon_ds
 from paimon_ds import Catalog
 from paimon_ds.catalog import TableAlreadyExists
-from paimon_ds.options import OptionError
-from paimon_ds.snapshot import SnapshotNotFound
+from paimon_ds.options.registry import OptionError
+from paimon_ds.schema.types import SchemaError
+from paimon_ds.snapshot.manager import SnapshotNotFound
 from paimon_ds.spark.rowlevel import RowLevelError
 from paimon_ds.spark.sql import SqlError
 from paimon_ds.table import Table, TableNotFound
-from paimon_ds.types import SchemaError
 
 from ._helpers import files_under
 
@@ -284,7 +284,7 @@ def test_alter_table_through_sql_refreshes_the_session_table(spark, tmp_path):
 def test_alter_table_nested_fields_and_positions_through_sql(spark, tmp_path):
     """ADD COLUMN s.x ... FIRST / AFTER, RENAME COLUMN s.x TO y, DROP COLUMN s.x (Paimon 1.0's nested schema
     changes; Java Paimon 0.9's Spark catalog refuses them) and FIRST / AFTER on top-level columns; rows written
-    before read by field id (schema_change tests check pypaimon 2.1 reads such tables the same)."""
+    before read by field id (tests/schema/test_change.py checks pypaimon 2.1 reads such tables the same)."""
     warehouse = str(tmp_path / "wh")
     paimon_ds.attach(spark, warehouse)
     paimon_ds.sql(spark, "CREATE DATABASE n")

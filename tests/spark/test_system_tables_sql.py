@@ -9,7 +9,7 @@ import paimon_ds
 from paimon_ds import Catalog, Table
 from paimon_ds.operation.compact import compact_in_process
 from paimon_ds.operation.maintenance import create_tag
-from paimon_ds.system_tables import system_table as core_system_table
+from paimon_ds.readers.system_tables import system_table as core_system_table
 
 ORDERS = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False),
                     ("amount", pa.float64())])

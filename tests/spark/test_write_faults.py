@@ -268,7 +268,7 @@ def test_abort_that_cannot_tell_whether_the_commit_landed_deletes_nothing(tmp_pa
 def test_commit_that_raised_after_landing_is_reported_done(tmp_path, faulty, monkeypatch, caplog):
     """The create of snapshot-1 lands but the store never answers (one attempt: OutcomeUnknown): commit() finds its
     snapshot and reports the write done instead of failing a job whose rows are in the table."""
-    monkeypatch.setattr("paimon_ds.fs.CREATE_ATTEMPTS", 1)
+    monkeypatch.setattr("paimon_ds.fs.file_io.CREATE_ATTEMPTS", 1)
     path = str(tmp_path / "t")
     writer = PaimonBatchWriter(path, {}, SCHEMA, False, None)  # (not shipped, as above)
     messages = [writer.write(iter(batches(0, ROWS)))]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from paimon_ds.options import OptionError
+from paimon_ds.options.registry import OptionError
 
 from ._procs import load
 from ._sql import rows, sql

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from paimon_ds.snapshot import SnapshotNotFound
+from paimon_ds.snapshot.manager import SnapshotNotFound
 
 from ._procs import load
 from ._sql import rows, sql

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from paimon_ds.snapshot import tag_retention
+from paimon_ds.snapshot.manager import tag_retention
 
 from ._procs import load
 from ._sql import rows, sql

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from paimon_ds.options import OptionError
+from paimon_ds.options.registry import OptionError
 from paimon_ds.spark.options import ROW_KIND_COLUMN_OPTION
 from paimon_ds.spark.source import PaimonDataSource
 

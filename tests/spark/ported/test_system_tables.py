@@ -10,7 +10,7 @@ import pytest
 from ._sql import rows, sql
 
 # Paimon 1.4.1 renders `$partitions.partition` as a path (`dt=2024-10-09/hh=01`) and `$buckets.partition` as
-# `{v1, v2}`; paimon_ds's system tables render both as Paimon 0.9 does, `[v1, v2]` (paimon_ds/system_tables.py)
+# `{v1, v2}`; paimon_ds's system tables render both as Paimon 0.9 does, `[v1, v2]` (paimon_ds/readers/system_tables.py)
 RENDERED_AS_0_9 = pytest.mark.skip(reason="paimon_ds renders $partitions / $buckets partitions as Paimon 0.9 "
                                           "(`[2024-10-09, 01]`, documented); Paimon 1.4.1 renders `dt=.../hh=...` "
                                           "and `{2024-10-09, 01}`")

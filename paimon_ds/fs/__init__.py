@@ -1,0 +1,1 @@
+"""File I/O: FileIO over fsspec, with atomic create-if-absent (a conditional PUT on S3)."""
