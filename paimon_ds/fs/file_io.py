@@ -451,12 +451,37 @@ def _remove_temporary(fs: Any, tmp: str) -> None:
         log.warning("could not delete the temporary file %s (remove_orphan_files will): %s", tmp, e)
 
 
-class _NamedInput:
-    """A file being read whose I/O errors name it (StorageError): a remote file fetches its ranges as it is read,
-    so the store can fail long after it was opened (the decoders, pyarrow's too, pass such errors on as they are)."""
+class _NamedFile:
+    """An open file whose I/O errors name it (StorageError); ``action`` says what was being done to it."""
+
+    action = "use"
 
     def __init__(self, inner: Any, path: str) -> None:
         self._inner, self._path = inner, path
+
+    def close(self) -> None:
+        with storage_errors(self.action, self._path):
+            self._inner.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._inner.closed
+
+    def __enter__(self) -> _NamedFile:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class _NamedInput(_NamedFile):
+    """A file being read: a remote file fetches its ranges as it is read, so the store can fail long after it was
+    opened (the decoders, pyarrow's too, pass such errors on as they are)."""
+
+    action = "read"
 
     def read(self, *args: Any) -> bytes:
         with storage_errors("read", self._path):
@@ -470,29 +495,11 @@ class _NamedInput:
         with storage_errors("read", self._path):
             return self._inner.seek(*args)
 
-    def close(self) -> None:
-        with storage_errors("read", self._path):
-            self._inner.close()
 
-    @property
-    def closed(self) -> bool:
-        return self._inner.closed
+class _NamedOutput(_NamedFile):
+    """A file being written."""
 
-    def __enter__(self) -> _NamedInput:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
-class _NamedOutput:
-    """A file being written whose I/O errors name it (StorageError)."""
-
-    def __init__(self, inner: Any, path: str) -> None:
-        self._inner, self._path = inner, path
+    action = "write"
 
     def write(self, data: Any) -> int:
         with storage_errors("write", self._path):
@@ -501,20 +508,3 @@ class _NamedOutput:
     def flush(self) -> None:
         with storage_errors("write", self._path):
             self._inner.flush()
-
-    def close(self) -> None:
-        with storage_errors("write", self._path):
-            self._inner.close()
-
-    @property
-    def closed(self) -> bool:
-        return self._inner.closed
-
-    def __enter__(self) -> _NamedOutput:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
