@@ -16,8 +16,8 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from typing import IO, Any
 
 import fsspec
@@ -123,14 +123,7 @@ class FileIO:
         a write that fails deletes it. Writing the same bytes again is harmless, so a write whose answer was lost
         (it may have landed) is tried again: an error means the file may hold its old content, never that the
         new one landed unreported."""
-        for attempt in range(CREATE_ATTEMPTS):
-            try:
-                self._write_once(path, data)
-                return
-            except StorageError:
-                if attempt == CREATE_ATTEMPTS - 1:
-                    raise
-                time.sleep(min(0.01 * 2 ** attempt, 0.5))
+        _retried(lambda: self._write_once(path, data))
 
     def _write_once(self, path: str, data: bytes) -> None:
         fs, located, local = self.locate(path)
@@ -181,7 +174,7 @@ class FileIO:
                 if isinstance(e, FileNotFoundError):
                     raise
                 unknown = e  # the request may have landed: ask again
-                time.sleep(min(0.01 * 2 ** attempt, 0.5))
+                _back_off(attempt)
                 continue
             try:
                 return self.read_bytes(path) == data  # it exists: ours (answer lost), or a rival's
@@ -189,7 +182,7 @@ class FileIO:
                 continue  # removed meanwhile: create it again
             except OSError as e:
                 unknown = e
-                time.sleep(min(0.01 * 2 ** attempt, 0.5))
+                _back_off(attempt)
         raise OutcomeUnknown(f"creating {path}: the store did not answer whether it was created "
                              f"({CREATE_ATTEMPTS} attempts; last: {unknown})")
 
@@ -316,17 +309,12 @@ class FileIO:
         """Delete a file; one already gone is fine. An error of the store is raised (StorageError): for deletes whose
         order keeps a table readable (a snapshot file before the files it uses)."""
         fs, located, _ = self.locate(path)
-        for attempt in range(CREATE_ATTEMPTS):  # a delete whose answer was lost is tried again: then it is gone
-            try:
-                with storage_errors("delete", path):
-                    fs.rm_file(located)
-                return
-            except FileNotFoundError:
-                return
-            except StorageError:
-                if attempt == CREATE_ATTEMPTS - 1:
-                    raise
-                time.sleep(min(0.01 * 2 ** attempt, 0.5))
+
+        def remove() -> None:
+            with storage_errors("delete", path), suppress(FileNotFoundError):
+                fs.rm_file(located)
+
+        _retried(remove)  # a delete whose answer was lost is tried again: then it is gone
 
     def rename(self, source: str, target: str) -> None:
         """Rename a file or directory on local disk, atomically; ``target`` must not exist (checked first: a
@@ -335,34 +323,27 @@ class FileIO:
             raise StorageError(f"cannot rename {source}: {self.protocol}:// has no atomic rename")
         if os.path.exists(target):
             raise FileExistsError(errno.EEXIST, "the target of a rename exists", target)
-        for attempt in range(CREATE_ATTEMPTS):
-            try:
-                with storage_errors("rename", source):
-                    self.fs.mv(source, target, recursive=True)
-                return
-            except FileNotFoundError:
-                if not os.path.exists(source) and os.path.exists(target):
-                    return  # a retried rename: the first one, whose answer was lost, had landed
+
+        def move() -> None:
+            with storage_errors("rename", source):
+                self.fs.mv(source, target, recursive=True)
+
+        try:
+            _retried(move)
+        except FileNotFoundError:
+            if os.path.exists(source) or not os.path.exists(target):
                 raise
-            except StorageError:
-                if attempt == CREATE_ATTEMPTS - 1:
-                    raise
-                time.sleep(min(0.01 * 2 ** attempt, 0.5))
+            # a retried rename: the first one, whose answer was lost, had landed
 
     def delete_tree(self, path: str) -> None:
         """Delete a directory and everything under it; one already gone is fine."""
         fs, located, _ = self.locate(path)
-        for attempt in range(CREATE_ATTEMPTS):
-            try:
-                with storage_errors("delete", path):
-                    fs.rm(located, recursive=True)
-                return
-            except FileNotFoundError:
-                return
-            except StorageError:
-                if attempt == CREATE_ATTEMPTS - 1:
-                    raise
-                time.sleep(min(0.01 * 2 ** attempt, 0.5))
+
+        def remove() -> None:
+            with storage_errors("delete", path), suppress(FileNotFoundError):
+                fs.rm(located, recursive=True)
+
+        _retried(remove)
 
     def find(self, path: str, withdirs: bool = False) -> dict[str, dict[str, Any]]:
         """Every file under ``path`` (and directory, with ``withdirs``) with its details (fsspec's find); empty if
@@ -427,6 +408,24 @@ class FileIO:
                 # object stores have no directories: an empty `dir/` marker, as Hadoop's S3A writes, makes it
                 # listable
                 self.fs.pipe_file(path.rstrip("/") + "/", b"")
+
+
+def _back_off(attempt: int) -> None:
+    """The pause before trying a store's request again: 10 ms doubling, at most half a second."""
+    time.sleep(min(0.01 * 2 ** attempt, 0.5))
+
+
+def _retried(operation: Callable[[], None]) -> None:
+    """Run an operation that is harmless to repeat until it answers: one whose answer was lost (it may have
+    landed) is tried again, up to CREATE_ATTEMPTS times; the last StorageError is raised."""
+    for attempt in range(CREATE_ATTEMPTS):
+        try:
+            operation()
+            return
+        except StorageError:
+            if attempt == CREATE_ATTEMPTS - 1:
+                raise
+            _back_off(attempt)
 
 
 @contextmanager
