@@ -136,9 +136,9 @@ class OracleServer:
             shutil.rmtree(self.log.parent, ignore_errors=True)
 
 
-# The Java oracle's commands go to one server per test run (see the session fixture below); pypaimon's
-# start in well under a second and keep running one process each.
-ORACLE_SERVERS = {"java": OracleServer("java")}
+# Each oracle's commands go to one server per test run (see the session fixture below): a process of its own
+# costs pypaimon ~1 CPU second of imports a command, and Java seconds of JVM start.
+ORACLE_SERVERS = {impl: OracleServer(impl) for impl in ("java", "pypaimon")}
 
 
 @pytest.fixture(scope="session", autouse=True)

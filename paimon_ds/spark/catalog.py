@@ -26,9 +26,10 @@ from .system import drop_system_views, global_temp_database, quote, register_sys
 # Session conf entries `paimon_ds.attached.<db>.<table>` = the source a session table uses (Spark does
 # not show a Python source table's provider), so a second attach knows what it attached before.
 ATTACHED_CONF = "paimon_ds.attached"
-# A global temporary view of (database, table, source) for every session table attach() made. Sessions of
-# one Spark application share the session catalog (every Spark Connect client of a server does) but not
-# their conf, so this is how a new session's attach() knows a table another session attached is ours.
+# A global temporary view `paimon_ds_attached$db.table` (one row: the source) for every session table attach()
+# made. Sessions of one Spark application share the session catalog (every Spark Connect client of a server
+# does) but not their conf, so this is how a new session's attach() knows a table another session attached is
+# ours. One view per table: recording one costs one statement, whatever the number of tables.
 ATTACHED_VIEW = "paimon_ds_attached"
 # The warehouse attached last: where paimon_ds.sql resolves table names.
 WAREHOUSE_CONF = "paimon_ds.warehouse"
@@ -77,40 +78,52 @@ def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] 
     for db, table in _attached(spark):
         if (db, table) not in present:
             detach_table(spark, db, table)
-    made = _made_by_attach(spark)
-    recorded = dict(made)
     for db in catalog.list_databases():
         existing = {r.tableName for r in _spark_tables(spark, db)}
         spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote(db)}")
         for table in catalog.list_tables(db):
-            path = catalog.table_path(f"{db}.{table}")
-            name = source_name(path, db, table)
-            source = bound_source(path, name, storage_options, f"{db}.{table}")
-            register_source(spark, source)
-            qualified = f"{quote(db)}.{quote(table)}"
-            key = f"{ATTACHED_CONF}.{db}.{table}"
-            here = spark.conf.get(key, None)
-            if here == name and table.lower() in existing:
-                if _columns(spark, qualified) == _columns_of(source):
-                    continue
-                # changed since: by plain spark.sql DDL (Spark's entry only) or another engine (Paimon's only)
-                spark.sql(f"DROP TABLE {qualified}")
-                spark.sql(f"CREATE TABLE {qualified} USING {name}")
-                continue
-            owner = here or made.get((db, table.lower()))  # attached by this session, or by another
-            if table.lower() in existing and owner is None:
-                raise CatalogError(f"the session already has a table {db}.{table} that paimon_ds did not "
-                                   "attach; drop it before attaching this warehouse")
-            if table.lower() in existing and owner != name:
-                spark.sql(f"DROP TABLE {qualified}")  # attached before, from another warehouse path
-            if table.lower() not in existing or owner != name:
-                spark.sql(f"CREATE TABLE {qualified} USING {name}")
-            spark.conf.set(key, name)
-            recorded[(db, table.lower())] = name
-            register_system_views(spark, path, db, table, storage_options)  # global_temp.`db.t$snapshots`...
-    if recorded != made:
-        _record_attached(spark, recorded)
+            _attach_one(spark, catalog, storage_options, db, table, table.lower() in existing)
     return catalog
+
+
+def attach_table(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] | None, database: str,
+                 table: str) -> None:
+    """One table of the attached warehouse made (again) a session table, as attach() makes it, without visiting
+    the warehouse's other tables: what DDL through paimon_ds.sql does after it changed the table."""
+    catalog = Catalog(warehouse, storage_options)
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote(database)}")
+    exists = spark.catalog.tableExists(f"{quote(database)}.{quote(table)}")
+    _attach_one(spark, catalog, storage_options, database, table, exists)
+
+
+def _attach_one(spark: SparkSession, catalog: Catalog, storage_options: dict[str, Any] | None, db: str,
+                table: str, exists: bool) -> None:
+    """Make the catalog's table `db.table` a session table of ``spark`` (``exists``: Spark has one by that
+    name), unless it is one already."""
+    path = catalog.table_path(f"{db}.{table}")
+    name = source_name(path, db, table)
+    source = bound_source(path, name, storage_options, f"{db}.{table}")
+    register_source(spark, source)
+    qualified = f"{quote(db)}.{quote(table)}"
+    key = f"{ATTACHED_CONF}.{db}.{table}"
+    here = spark.conf.get(key, None)
+    if here == name and exists:
+        if _columns(spark, qualified) != _columns_of(source):
+            # changed since: by plain spark.sql DDL (Spark's entry only) or another engine (Paimon's only)
+            spark.sql(f"DROP TABLE {qualified}")
+            spark.sql(f"CREATE TABLE {qualified} USING {name}")
+        return
+    owner = here or (_attached_by(spark, db, table) if exists else None)  # by this session, or by another
+    if exists and owner is None:
+        raise CatalogError(f"the session already has a table {db}.{table} that paimon_ds did not "
+                           "attach; drop it before attaching this warehouse")
+    if exists and owner != name:
+        spark.sql(f"DROP TABLE {qualified}")  # attached before, from another warehouse path
+    if not exists or owner != name:
+        spark.sql(f"CREATE TABLE {qualified} USING {name}")
+    spark.conf.set(key, name)
+    _record_attached(spark, db, table, name)
+    register_system_views(spark, path, db, table, storage_options)  # global_temp.`db.t$snapshots`...
 
 
 def _columns(spark: SparkSession, qualified: str) -> list[tuple[str, str]]:
@@ -123,22 +136,27 @@ def _columns_of(source: type[PaimonDataSource]) -> list[tuple[str, str]]:
     return [(f.name, f.dataType.simpleString()) for f in source({}).schema().fields]
 
 
-def _made_by_attach(spark: SparkSession) -> dict[tuple[str, str], str]:
-    """(database, lower-case table) -> source, of the session tables attach() made in any session."""
+def _record_name(database: str, table: str) -> str:
+    return quote(f"{ATTACHED_VIEW}${database}.{table.lower()}")
+
+
+def _record_view(spark: SparkSession, database: str, table: str) -> str:
+    return f"{quote(global_temp_database(spark))}.{_record_name(database, table)}"
+
+
+def _attached_by(spark: SparkSession, database: str, table: str) -> str | None:
+    """The source of the session table `database.table` when attach() made it, in any session; else None."""
     try:
-        rows = spark.table(f"{quote(global_temp_database(spark))}.{quote(ATTACHED_VIEW)}").collect()
+        rows = spark.table(_record_view(spark, database, table)).collect()
     except AnalysisException:
-        return {}
-    return {(r.database, r.table): r.source for r in rows}
+        return None
+    return rows[0].source if rows else None
 
 
-def _record_attached(spark: SparkSession, made: dict[tuple[str, str], str]) -> None:
-    view = f"{quote(global_temp_database(spark))}.{quote(ATTACHED_VIEW)}"
-    if not made:
-        spark.sql(f"DROP VIEW IF EXISTS {view}")
-        return
-    spark.createDataFrame([(db, t, s) for (db, t), s in sorted(made.items())],
-                          "database STRING, table STRING, source STRING").createOrReplaceGlobalTempView(ATTACHED_VIEW)
+def _record_attached(spark: SparkSession, database: str, table: str, source: str) -> None:
+    # source names are word characters (source_name): nothing to escape in the literal
+    spark.sql(f"CREATE OR REPLACE GLOBAL TEMPORARY VIEW {_record_name(database, table)} AS "
+              f"SELECT '{source}' AS source")
 
 
 def _spark_tables(spark: SparkSession, database: str) -> list:
@@ -164,7 +182,5 @@ def detach_table(spark: SparkSession, database: str, table: str) -> None:
         return
     spark.sql(f"DROP TABLE IF EXISTS {quote(database)}.{quote(table)}")
     spark.conf.unset(key)
-    made = _made_by_attach(spark)
-    if made.pop((database, table.lower()), None) is not None:
-        _record_attached(spark, made)
+    spark.sql(f"DROP VIEW IF EXISTS {_record_view(spark, database, table)}")
     drop_system_views(spark, database, table)

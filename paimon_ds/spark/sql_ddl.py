@@ -49,6 +49,7 @@ from .sql import (
     scala_option_str,
     spark_type,
 )
+from .system import quote
 from .types import input_arrow_schema
 
 
@@ -172,8 +173,13 @@ def create_namespace(ctx: SqlContext, plan: Any) -> None:
         # as Paimon's filesystem catalog: a database is the directory <warehouse>/<db>.db
         raise SqlError("Cannot specify location for a database when using a filesystem catalog: a database of "
                        "the warehouse is the directory <warehouse>/<db>.db")
-    ctx.catalog.create_database(_namespace(plan.name()), ignore_if_exists=bool(plan.ifNotExists()))
-    attach(ctx.spark, ctx.warehouse, ctx.storage_options)
+    name = _namespace(plan.name())
+    existed = ctx.catalog.database_exists(name)
+    ctx.catalog.create_database(name, ignore_if_exists=bool(plan.ifNotExists()))
+    if existed:  # IF NOT EXISTS on a database another engine may have filled: its tables too
+        attach(ctx.spark, ctx.warehouse, ctx.storage_options)
+    else:
+        ctx.spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote(name)}")
 
 
 def drop_namespace(ctx: SqlContext, plan: Any) -> None:
@@ -275,7 +281,7 @@ def rename_table(ctx: SqlContext, plan: Any) -> None:
     new = ctx.identifier([str(p) for p in scala_list(plan.newName())])
     ctx.catalog.rename_table(old, new)
     ctx.refresh(old, dropped=True)
-    attach(ctx.spark, ctx.warehouse, ctx.storage_options)
+    ctx.refresh(new)
 
 
 # ------------------------------------------------------------------ TRUNCATE / DROP PARTITION

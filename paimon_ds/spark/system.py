@@ -1,7 +1,8 @@
 """Paimon system tables (`$snapshots`, `$files`, ...) as Spark DataFrames and SQL views.
 
-Each (table path, system table) gets its own registered source, like attach()'s per-table sources: a
-subclass with the path bound, created here and so pickled by value. Its reader computes the system table
+Each table gets its own registered source, like attach()'s per-table sources: a subclass with the path bound,
+created here and so pickled by value; the system table is a read option (`system`), or bound too where a
+time-travel read needs a source of its own. Its reader computes the system table
 in read(), on an executor, every time a query runs: SQL always sees the table as it is now. Read-only.
 
 Spark's session catalog refuses `$` in table names (`db.`t$snapshots`` cannot be created there), so
@@ -42,8 +43,9 @@ def system_source_name(path: str, system: str, options: dict[str, str] | None = 
 
 
 class PaimonSystemTableSource(DataSource):
-    """One system table of one Paimon table; subclasses bind ``path``, ``system``, ``storage_options`` and the
-    ``travel_options`` (time travel: `scan.version`, `scan.timestamp-millis` ...)."""
+    """The system tables of one Paimon table; subclasses bind ``path``, ``storage_options``, the
+    ``travel_options`` (time travel: `scan.version`, `scan.timestamp-millis` ...) and ``system``, or leave the
+    system table to the read option `system` (one registration serves all of a table's views)."""
 
     path: str = ""
     system: str = ""
@@ -54,17 +56,29 @@ class PaimonSystemTableSource(DataSource):
     def name(cls) -> str:
         return system_source_name(cls.path, cls.system, cls.travel_options)
 
+    def chosen_system(self) -> str:
+        """The bound system table, or the one the read names (option `system`)."""
+        if self.system:
+            return self.system
+        chosen = self.options.get("system")
+        if not chosen:
+            raise ValueError(f"{self.name()} serves every system table of {self.path}: name one with "
+                             "option('system', 'snapshots')")
+        return normalize_name(chosen)
+
     def schema(self) -> StructType:
-        if self.system in DATA_SYSTEM_TABLES:  # the table's own columns
-            return spark_schema(data_system_table_schema(self._table(), self.system))
-        return spark_schema(system_table_schema(self.system))
+        system = self.chosen_system()
+        if system in DATA_SYSTEM_TABLES:  # the table's own columns
+            return spark_schema(data_system_table_schema(self._table(), system))
+        return spark_schema(system_table_schema(system))
 
     def _table(self) -> Table:
         return Table.load(self.path, self.travel_options, storage_options=self.storage_options)
 
     def reader(self, schema: StructType) -> DataSourceReader:
         check_s3_credentials(self.path, {}, self.storage_options or {})  # here, not in the read task
-        return SystemTableReader(self.path, self.system, self.storage_options, schema, self.travel_options)
+        return SystemTableReader(self.path, self.chosen_system(), self.storage_options, schema,
+                                 self.travel_options)
 
 
 class SystemTableReader(DataSourceReader):
@@ -92,8 +106,9 @@ class SystemTableReader(DataSourceReader):
 
 def system_source(path: str, system: str, storage_options: dict[str, Any] | None = None,
                   options: dict[str, str] | None = None) -> type[PaimonSystemTableSource]:
-    """A PaimonSystemTableSource subclass with the table path, system table and read options bound."""
-    key = normalize_name(system)
+    """A PaimonSystemTableSource subclass with the table path, system table ("": the read's option `system`)
+    and read options bound."""
+    key = normalize_name(system) if system else ""
     name = system_source_name(path, key, options)
     bound = type(name, (PaimonSystemTableSource,), {
         "path": path, "system": key, "storage_options": dict(storage_options) if storage_options else None,
@@ -128,20 +143,21 @@ def register_system_views(spark: SparkSession, path: str, database: str, table: 
                           storage_options: dict[str, Any] | None = None) -> list[str]:
     """Every system table of the table at ``path`` as a global temporary view `db.table$name`; returns their
     qualified names (`global_temp.`db.table$name``). Spark conf `spark.paimon_ds.attach.system-tables=false`
-    turns this off (each view costs attach() ~50 ms)."""
+    turns this off (each view costs attach() ~30 ms)."""
     if str(spark.conf.get(SYSTEM_VIEWS_CONF, "true")).lower() == "false":
         return []
     global_db = global_temp_database(spark)
     names = []
     paimon_table = Table.load(path, storage_options=storage_options)
+    source = system_source(path, "", storage_options)  # one registration for the table's views
+    register_source(spark, source)
     for system in (*SYSTEM_TABLES, *DATA_SYSTEM_TABLES):
-        source = system_source(path, system, storage_options)
-        register_source(spark, source)
         view = f"{database}.{table}${system}"
         # the schema given here spares Spark a Python worker to ask the source for it (~1/3 of the cost)
         schema = spark_schema(data_system_table_schema(paimon_table, system) if system in DATA_SYSTEM_TABLES
                               else system_table_schema(system))
-        spark.read.format(source.name()).schema(schema).load().createOrReplaceGlobalTempView(quote(view))
+        spark.read.format(source.name()).option("system", system).schema(schema).load() \
+            .createOrReplaceGlobalTempView(quote(view))
         names.append(f"{quote(global_db)}.{quote(view)}")
     return names
 
