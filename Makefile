@@ -39,9 +39,11 @@ demo: $(STAMP)
 # one process keeps 1.4 of the 2 cores busy), then the after_suite check on every table the workers left.
 # SUITE_JVM: the suite's Spark drivers (its sessions, stream jobs, Connect servers) compile with C1 only: their
 # JVMs live seconds to minutes, where C2's compiler threads cost more CPU than its code saves (a ported SQL
-# suite: 237 -> 176 CPU s; the after_suite check on 104 snapshots: 110 -> 89). make bench keeps the default.
+# suite: 237 -> 176 CPU s; the after_suite check on 104 snapshots: 110 -> 89). Without tiers the JVM reserves 48 MiB
+# for compiled code, which a worker's session fills, and then stops compiling: hence the code cache size.
+# make bench keeps the JVM's default.
 SUITE_TMP := .pytest-suite
-SUITE_JVM := SPARK_SUBMIT_OPTS="-XX:TieredStopAtLevel=1"
+SUITE_JVM := SPARK_SUBMIT_OPTS="-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m"
 test: $(STAMP) $(ORACLES)/.ready
 	rm -rf $(SUITE_TMP) && mkdir -p $(SUITE_TMP)
 	$(SUITE_JVM) $(BIN)/python -m pytest -q -n 2 --dist loadfile --basetemp=$(SUITE_TMP)/run --durations=15 \

@@ -168,3 +168,56 @@ def test_a_table_spark_creates_using_paimon_names_the_way_to_create_one(spark, t
             spark.sql("INSERT INTO spark_made_paimon VALUES (1)").collect()
     finally:
         spark.sql("DROP TABLE IF EXISTS spark_made_paimon")
+
+
+def test_ddl_through_paimon_ds_sql_makes_only_the_changed_table_again(spark, tmp_path, monkeypatch):
+    """CREATE / ALTER / RENAME through paimon_ds.sql re-attach the table they changed, not the warehouse: a DDL
+    statement costs the same beside one table as beside a thousand."""
+    from paimon_ds.spark import catalog as attach_module
+    warehouse = Catalog(str(tmp_path / "wh"))
+    warehouse.create_database("many")
+    for i in range(6):
+        warehouse.create_table(f"many.t{i}", pa.schema([("x", pa.int64())]))
+    paimon_ds.attach(spark, str(tmp_path / "wh"))
+    registered: list[str] = []
+    real = attach_module.register_source
+
+    def counted(session, source):
+        registered.append(source.name())
+        return real(session, source)
+    monkeypatch.setattr(attach_module, "register_source", counted)
+
+    paimon_ds.sql(spark, "CREATE TABLE many.fresh (x BIGINT, y STRING)")
+    assert len(registered) == 1 and "fresh" in registered[0]  # not t0 ... t5
+    spark.sql("INSERT INTO many.fresh VALUES (1, 'a')")
+    assert rows(spark, "SELECT * FROM many.fresh") == [(1, "a")]
+    assert rows(spark, "SELECT count(*) FROM global_temp.`many.fresh$snapshots`") == [(1,)]
+
+    registered.clear()
+    paimon_ds.sql(spark, "ALTER TABLE many.fresh ADD COLUMN z INT")
+    assert len(registered) == 1 and "fresh" in registered[0]
+    assert rows(spark, "SELECT * FROM many.fresh") == [(1, "a", None)]
+    assert [f.name for f in spark.table("global_temp.`many.fresh$ro`").schema.fields] == ["x", "y", "z"]
+
+    registered.clear()
+    paimon_ds.sql(spark, "ALTER TABLE many.fresh RENAME TO many.renamed")
+    assert len(registered) == 1 and "renamed" in registered[0]
+    assert rows(spark, "SELECT * FROM many.renamed") == [(1, "a", None)]
+    assert not spark.catalog.tableExists("many.fresh")
+    # the other tables were left as they were, and still work
+    spark.sql("INSERT INTO many.t3 VALUES (7)")
+    assert rows(spark, "SELECT * FROM many.t3") == [(7,)]
+
+
+def test_a_tables_system_source_asks_which_system_table(spark, tmp_path):
+    """One registered source serves all of a table's system views; read without a `system` option, it says so."""
+    from paimon_ds.spark.session import register_source
+    from paimon_ds.spark.system import system_source
+    warehouse = Catalog(str(tmp_path / "wh"))
+    warehouse.create_database("sys")
+    table = warehouse.create_table("sys.t", pa.schema([("x", pa.int64())]))
+    source = system_source(table.path, "")
+    register_source(spark, source)
+    with pytest.raises(Exception, match=r"name one with option\('system', 'snapshots'\)"):
+        spark.read.format(source.name()).load().collect()
+    assert spark.read.format(source.name()).option("system", "$Schemas").load().count() == 1
