@@ -45,7 +45,11 @@ from .schema.types import SchemaError
 from .snapshot.branch import BranchError, BranchNotFound
 from .snapshot.manager import SnapshotExpired, SnapshotNotFound
 from .spark.options import MissingCredentialsError  # pyspark-free module
+from .spark.python_worker import freeze_imported_objects  # pyspark-free module
 from .table import Table, TableNotFound, write_arrow
+
+# in a Spark Python worker: PySpark collects garbage after every task; the modules just imported never are
+freeze_imported_objects()
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
