@@ -13,6 +13,7 @@ from ..schema.types import SchemaError
 from ..store.row_tracking import SYSTEM_COLUMNS, row_tracking_enabled
 from ..table import Table
 from .filters import to_predicate
+from .python_worker import WorkerSide
 from .types import arrow_schema_for_spark
 
 
@@ -20,7 +21,7 @@ class SplitPartition(InputPartition):
     pass
 
 
-class PaimonReader(DataSourceReader):
+class PaimonReader(WorkerSide, DataSourceReader):
     def __init__(self, table: Table, schema: StructType, row_kind_column: str | None = None,
                  file_column: str | None = None, only_files: set[str] | None = None,
                  position_column: str | None = None, parallelism: int | None = None) -> None:

@@ -35,6 +35,7 @@ from .options import (
     storage_options,
     table_path,
 )
+from .python_worker import WorkerSide
 from .read import PaimonReader
 from .stream import PaimonStreamReader, PaimonStreamWriter
 from .types import spark_schema
@@ -54,7 +55,7 @@ def source_for_session(spark: Any) -> type[PaimonDataSource]:
     return SessionPaimonDataSource
 
 
-class PaimonDataSource(DataSource):
+class PaimonDataSource(WorkerSide, DataSource):
     """`spark.read.format("paimon")` / `df.write.format("paimon")` on a Paimon table path."""
 
     # storage settings from the registering session's Spark conf (see source_for_session)

@@ -35,6 +35,7 @@ from ..operation.write import BucketRestore
 from ..options.registry import OptionError, Options
 from ..table import Table
 from .options import ROW_KIND_COLUMN_OPTION
+from .python_worker import WorkerSide
 from .types import arrow_schema_for_spark, input_arrow_schema
 from .write import PaimonCommitMessage, delete_job_files, refuse_cross_partition, task_sequence_layout
 
@@ -63,7 +64,7 @@ def stream_commit_user(options: dict[str, str], query_id: str) -> str:
     return (f"{prefix}_" if prefix else "") + f"spark-stream-{query_id}"
 
 
-class PaimonStreamWriter(DataSourceStreamArrowWriter):
+class PaimonStreamWriter(WorkerSide, DataSourceStreamArrowWriter):
     def __init__(self, path: str, options: dict[str, str], schema: StructType, overwrite: bool,
                  storage_options: dict | None) -> None:
         self.options = options
@@ -157,7 +158,7 @@ class StreamPartition(InputPartition):
     stream_split: object
 
 
-class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+class PaimonStreamReader(WorkerSide, DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Offsets are positions in the table's snapshots (see paimon_ds.operation.stream)."""
 
     def __init__(self, table: Table, schema: StructType, options: dict[str, str]) -> None:

@@ -27,6 +27,7 @@ from ..readers.system_tables import DATA_SYSTEM_TABLES, SYSTEM_TABLES, normalize
 from ..readers.system_tables import system_table as compute_system_table
 from ..table import Table
 from .options import check_s3_credentials, session_storage
+from .python_worker import WorkerSide
 from .session import register_source
 from .types import arrow_schema_for_spark, spark_schema
 
@@ -42,7 +43,7 @@ def system_source_name(path: str, system: str, options: dict[str, str] | None = 
     return f"paimon_sys__{leaf}__{system}__{hashlib.sha1(key.encode()).hexdigest()[:8]}"
 
 
-class PaimonSystemTableSource(DataSource):
+class PaimonSystemTableSource(WorkerSide, DataSource):
     """The system tables of one Paimon table; subclasses bind ``path``, ``storage_options``, the
     ``travel_options`` (time travel: `scan.version`, `scan.timestamp-millis` ...) and ``system``, or leave the
     system table to the read option `system` (one registration serves all of a table's views)."""
@@ -81,7 +82,7 @@ class PaimonSystemTableSource(DataSource):
                                  self.travel_options)
 
 
-class SystemTableReader(DataSourceReader):
+class SystemTableReader(WorkerSide, DataSourceReader):
     def __init__(self, path: str, system: str, storage_options: dict[str, Any] | None, schema: StructType,
                  options: dict[str, str] | None = None) -> None:
         self.path = path

@@ -34,6 +34,7 @@ from .options import (
     REPLACE_FILES_OPTION,
     ROW_KIND_COLUMN_OPTION,
 )
+from .python_worker import WorkerSide
 from .types import input_arrow_schema
 
 log = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ def dynamic_overwrite(options: dict[str, str]) -> bool:
     return Options(options).get("dynamic-partition-overwrite")
 
 
-class PaimonBatchWriter(DataSourceArrowWriter):
+class PaimonBatchWriter(WorkerSide, DataSourceArrowWriter):
     def __init__(self, path: str, options: dict[str, str], schema: StructType, overwrite: bool,
                  storage_options: dict | None, job_options: dict[str, str] | None = None) -> None:
         """``job_options``: set by the package's own jobs: a row-kind column (row-level changes to a

@@ -85,21 +85,26 @@ def type_signature(df: DataFrame) -> list[tuple[str, str]]:
     return [(f.name, f.dataType.simpleString()) for f in df.schema.fields]
 
 
-def _comparable(value: Any) -> Any:
+def comparable(value: Any) -> Any:
     """``value`` with its floats as their repr: NaN equals NaN (Python's == says no) and -0.0 differs from 0.0 (Python's
     == says they are equal), as Paimon's key comparator has them."""
     if isinstance(value, float):
         return ("float", repr(value))
     if isinstance(value, (list, tuple)):
-        return type(value)(_comparable(v) for v in value)
+        return type(value)(comparable(v) for v in value)
     if isinstance(value, dict):
-        return {k: _comparable(v) for k, v in value.items()}
+        return {k: comparable(v) for k, v in value.items()}
     return value
 
 
 def row_multiset(df: DataFrame) -> list[tuple[Any, ...]]:
     """The rows of ``df`` in a canonical order (by repr, so that any value sorts), floats compared by their repr."""
-    return sorted((tuple(_comparable(v) for v in r.values()) for r in df.toArrow().to_pylist()), key=repr)
+    return row_multiset_of_arrow(df.toArrow())
+
+
+def row_multiset_of_arrow(rows: pa.Table) -> list[tuple[Any, ...]]:
+    """row_multiset of rows already in Arrow."""
+    return sorted((tuple(comparable(v) for v in r.values()) for r in rows.to_pylist()), key=repr)
 
 
 def plan_text(df: DataFrame) -> str:

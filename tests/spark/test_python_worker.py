@@ -1,39 +1,60 @@
 """The package in Spark's Python workers: PySpark's daemon runs a full gc.collect() after every task of a reused
-worker, so the modules the package imports are frozen out of the collector's sight there, and only there."""
+worker, so the modules the package imports are frozen out of the collector's sight there, and only there; the
+objects Spark sends a worker freeze again what was imported since, as they are unpickled."""
 
 from __future__ import annotations
 
 import gc
+import pickle
 
 import pyarrow as pa
 
 import paimon_ds
 from paimon_ds.spark.python_worker import in_spark_python_worker
+from paimon_ds.spark.source import PaimonDataSource
 
 
 def _worker_heap(batches):
-    """In a task: what the cycle collector sees in this worker after `import paimon_ds`."""
+    """In a task: what the cycle collector sees in this worker after `import paimon_ds`, after importing a module
+    of a few thousand objects, and after unpickling a source as Spark hands one to a worker."""
     import gc as worker_gc
+    import sys
 
     import paimon_ds  # noqa: F401  (what a read or write task imports first)
     from paimon_ds.spark.python_worker import in_spark_python_worker as in_worker
 
     for _ in batches:
         pass
-    yield pa.RecordBatch.from_pydict({"in_worker": [in_worker()], "frozen": [worker_gc.get_freeze_count()],
-                                      "tracked": [len(worker_gc.get_objects())]})
+    worker_gc.collect()
+    after_import = len(worker_gc.get_objects())
+    sys.modules.pop("http.server", None)
+    import http.server  # noqa: F401  (a module no task imported before: its objects are the worker's new ones)
+    after_new_module = len(worker_gc.get_objects())
+    source = pickle.loads(pickle.dumps(PaimonDataSource({"path": "/nowhere"})))
+    after_unpickle = len(worker_gc.get_objects())
+    yield pa.RecordBatch.from_pydict({
+        "in_worker": [in_worker()], "frozen": [worker_gc.get_freeze_count()], "after_import": [after_import],
+        "after_new_module": [after_new_module], "after_unpickle": [after_unpickle],
+        "source_path": [source.options["path"]]})
 
 
 def test_a_spark_worker_freezes_the_imported_modules_and_collects_only_what_tasks_make(spark):
-    out = spark.range(1, numPartitions=1).mapInArrow(_worker_heap, "in_worker boolean, frozen long, tracked long")
+    out = spark.range(1, numPartitions=1).mapInArrow(
+        _worker_heap, "in_worker boolean, frozen long, after_import long, after_new_module long, after_unpickle long, "
+                      "source_path string")
     [row] = out.collect()
     assert row.in_worker is True
     # pyarrow, pandas and the package: tens of thousands of objects no collection traverses again
     assert row.frozen > 50_000, row
-    assert row.tracked < row.frozen / 4, row
+    # http.server's objects were the collector's to traverse until the source was unpickled, which froze them
+    assert row.after_new_module > row.after_import + 500, row
+    assert row.after_unpickle < row.after_new_module - 500, row
+    assert row.source_path == "/nowhere"
 
 
 def test_the_driver_process_is_left_alone(spark):
+    source = pickle.loads(pickle.dumps(PaimonDataSource({"path": "/nowhere"})))
+    assert source.options["path"] == "/nowhere"
     assert paimon_ds.__name__ == "paimon_ds"
     assert in_spark_python_worker() is False
     assert gc.get_freeze_count() == 0
