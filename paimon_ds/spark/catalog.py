@@ -18,6 +18,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from ..catalog import Catalog, CatalogError
+from .jvm import session_conf
 from .options import session_storage, storage_job_options
 from .session import register_source
 from .source import PaimonDataSource
@@ -168,7 +169,7 @@ def _spark_tables(spark: SparkSession, database: str) -> list:
 
 def _attached(spark: SparkSession) -> list[tuple[str, str]]:
     prefix = ATTACHED_CONF + "."
-    return [tuple(k[len(prefix):].split(".", 1)) for k in spark.conf.getAll if k.startswith(prefix)]
+    return [tuple(k[len(prefix):].split(".", 1)) for k in session_conf(spark) if k.startswith(prefix)]
 
 
 def storage_options_of(warehouse: str) -> dict[str, Any] | None:

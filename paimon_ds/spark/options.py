@@ -15,12 +15,12 @@ from typing import Any
 from ..options.registry import OptionError
 from ..options.storage import (
     NO_CREDENTIALS,
-    SPARK_DEFAULT_S3A_TUNING,
     is_storage_key,
     missing_s3_credentials,
     spark_conf_storage,
     split_storage,
 )
+from .jvm import session_conf
 
 # Options Spark itself passes to a source with the user's: not table options (streaming ones, and the
 # reserved properties of a catalog table: TableCatalog.PROP_*).
@@ -110,12 +110,4 @@ def storage_job_options(storage: Mapping[str, Any] | None) -> dict[str, str]:
 
 def session_storage(spark: Any) -> dict[str, str]:
     """`fs.s3a.*` settings from the session's `spark.hadoop.fs.s3a.*` conf (classic and Connect alike)."""
-    jconf = getattr(spark.conf, "_jconf", None)  # classic: the JVM's RuntimeConfig
-    if jconf is not None:
-        # a classic session's conf copied into a dict costs two py4j calls per entry (~60 entries); the map's
-        # text is one call, and without the prefix in it (beside Spark's own tuning keys) no entry has it
-        entries = jconf.getAllAsJava()
-        if "spark.hadoop.fs.s3" not in str(entries.toString()).replace(SPARK_DEFAULT_S3A_TUNING, ""):
-            return {}
-        return spark_conf_storage(dict(entries))
-    return spark_conf_storage(spark.conf.getAll)
+    return spark_conf_storage(session_conf(spark))

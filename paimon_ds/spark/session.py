@@ -17,6 +17,7 @@ from pyspark.sql.types import StructType
 
 from .connect import is_connect, ship_package
 from .connect_shim import shipped
+from .jvm import jvm_class
 from .source import source_for_session
 
 
@@ -75,7 +76,7 @@ def activate(spark: SparkSession) -> None:
 
 def is_active(spark: SparkSession) -> bool:
     """Whether ``spark`` (classic) is the calling thread's active session in the JVM."""
-    current = spark._jvm.org.apache.spark.sql.SparkSession.getActiveSession()  # a thread-local, per JVM thread
+    current = jvm_class(spark, "org.apache.spark.sql.SparkSession").getActiveSession()  # per JVM thread
     return bool(current.isDefined() and current.get().equals(spark._jsparkSession))
 
 

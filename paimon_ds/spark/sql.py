@@ -20,6 +20,7 @@ from ..catalog import Catalog, Identifier
 from ..errors import SqlError
 from ..table import Table, TableNotFound
 from .catalog import WAREHOUSE_CONF, attach_table, detach_table, storage_options_of
+from .jvm import java_map, jvm_class
 
 
 def parse_plan(spark: SparkSession, statement: str) -> Any:
@@ -91,12 +92,12 @@ def scala_dict(m: Any) -> dict:
     return {str(t._1()): t._2() for t in scala_list(m.toSeq())}
 
 
-def relation_options(node: Any) -> dict[str, str]:
+def relation_options(spark: SparkSession, node: Any) -> dict[str, str]:
     """The options a statement gives a table (`INSERT INTO t WITH ('k' = 'v') ...`), as written; {} for none."""
     if plan_kind(node) != "UnresolvedRelation":
         return {}
     # Spark adds its own (`__required_write_privileges__`) to an INSERT's
-    return {str(k): str(v) for k, v in dict(node.options().asCaseSensitiveMap()).items()
+    return {str(k): str(v) for k, v in java_map(spark, node.options().asCaseSensitiveMap()).items()
             if not str(k).startswith("__")}
 
 
@@ -143,8 +144,7 @@ def query_dataframe(spark: SparkSession, plan: Any) -> DataFrame:
     # classic PySpark only, which parse_plan has checked: imported here, so that a Spark Connect client
     # (whose pyspark may lack pyspark.sql.classic) still gets parse_plan's SqlError
     from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
-    jvm = spark._jvm
-    jdf = jvm.org.apache.spark.sql.classic.Dataset.ofRows(spark._jsparkSession, plan)
+    jdf = jvm_class(spark, "org.apache.spark.sql.classic.Dataset").ofRows(spark._jsparkSession, plan)
     return ClassicDataFrame(jdf, spark)
 
 

@@ -213,7 +213,7 @@ def insert(ctx: SqlContext, plan: Any) -> None:
     Dynamic-bucket tables are written through the package's bucket assigners (paimon_ds.write)."""
     ident, table = ctx.table(name_parts(plan.table()))
     # INSERT INTO t WITH ('k' = 'v') ..., over Paimon's session conf spark.paimon.write.merge-schema[...]
-    given = relation_options(plan.table())
+    given = relation_options(ctx.spark, plan.table())
     dynamic = bool(plan.overwrite()) and _session_dynamic(ctx.spark, given)
     if dynamic:  # the session's partitionOverwriteMode, as Paimon's Spark writer reads it
         given = {**given, "partitionOverwriteMode": "dynamic"}
@@ -350,7 +350,7 @@ def needs_package_write(spark: SparkSession, warehouse: str | None, plan: Any) -
         table = ctx.catalog.get_table(ident)
     except (SqlError, CatalogError):
         return False
-    given = relation_options(plan.table())
+    given = relation_options(spark, plan.table())
     if bool(plan.overwrite()) and _session_dynamic(spark, given) and table.partition_keys:
         return True  # Spark hands the source's writer no session conf: the package writes it dynamically
     merging = Options(merge_schema_conf(spark, given)).get("write.merge-schema")

@@ -32,6 +32,7 @@ from ..predicate.expressions import FilterError, bind_filter, col
 from ..predicate.predicates import Predicate, and_all
 from ..store.row_tracking import COLUMNS_OPTION
 from .catalog import ATTACHED_CONF
+from .jvm import jvm_class, scala_seq, session_conf
 from .native_read import read
 from .options import storage_job_options
 from .sql import (
@@ -59,9 +60,8 @@ STATEMENT_TRAITS = ("org.apache.spark.sql.catalyst.plans.logical.Command",
 
 def is_query(ctx: SqlContext, plan: Any) -> bool:
     """Whether ``plan`` is a query (SELECT, TABLE, VALUES ...), not a command or a DDL / DML statement."""
-    jvm = ctx.spark._jvm
     for trait in STATEMENT_TRAITS:
-        if jvm.java.lang.Class.forName(trait).isInstance(plan):
+        if jvm_class(ctx.spark, "java.lang.Class").forName(trait).isInstance(plan):
             return False
     return True
 
@@ -141,8 +141,8 @@ def substitute(ctx: SqlContext, node: Any, shadowed: set[str], read_plans: dict[
                                                 (node.condition(), qualifiers))
             if not replaced:
                 return node, False
-            new_child = child.withNewChildren(scala_seq(ctx, [new_relation])) if aliased_child else new_relation
-            return node.withNewChildren(scala_seq(ctx, [new_child])), True
+            new_child = child.withNewChildren(scala_seq(ctx.spark, [new_relation])) if aliased_child else new_relation
+            return node.withNewChildren(scala_seq(ctx.spark, [new_child])), True
     if plan_kind(node) == "RelationTimeTravel":
         return time_travel(ctx, node, shadowed)
     if plan_kind(node) == "UnresolvedTableValuedFunction" and \
@@ -158,7 +158,7 @@ def substitute(ctx: SqlContext, node: Any, shadowed: set[str], read_plans: dict[
         any_replaced |= replaced
     if not any_replaced:
         return node, False
-    return node.withNewChildren(scala_seq(ctx, new_children)), True
+    return node.withNewChildren(scala_seq(ctx.spark, new_children)), True
 
 
 # a test a file index may answer: (column name as written, literal values, the literals' Spark type name)
@@ -253,10 +253,11 @@ def time_travel(ctx: SqlContext, node: Any, shadowed: set[str]) -> tuple[Any, bo
         if micros is None:
             raise SqlError(f"TIMESTAMP AS OF {instant} is not a timestamp")
         travel = {"scan.timestamp-millis": str(micros // 1000)}
+    given = relation_options(ctx.spark, relation)
     if system is not None:  # `t$files VERSION AS OF 1`: the system table of that version, as Paimon's travel
-        df = system_table(ctx.spark, path, system[1], ctx.storage_options, {**relation_options(relation), **travel})
+        df = system_table(ctx.spark, path, system[1], ctx.storage_options, {**given, **travel})
         return aliased(ctx, df._jdf.queryExecution().analyzed(), qualifier, f"{system[0]}${system[1]}"), True
-    options = {**storage_job_options(ctx.storage_options), **relation_options(relation), **travel}
+    options = {**storage_job_options(ctx.storage_options), **given, **travel}
     plan = read(ctx.spark, path, options)._jdf.queryExecution().analyzed()
     return aliased(ctx, plan, qualifier, name), True
 
@@ -343,7 +344,7 @@ def attached_name(ctx: SqlContext, database: str, table: str) -> tuple[str, str]
         return database, table  # as written: one lookup, not a scan of the session's conf
     prefix = ATTACHED_CONF + "."
     wanted = (database.lower(), table.lower())
-    for key in ctx.spark.conf.getAll:
+    for key in session_conf(ctx.spark):
         if key.startswith(prefix):
             db, _, name = key[len(prefix):].partition(".")
             if (db.lower(), name.lower()) == wanted:
@@ -355,18 +356,9 @@ def is_temp_view(ctx: SqlContext, name: str) -> bool:
     return bool(ctx.spark._jsparkSession.sessionState().catalog().getTempView(name).isDefined())
 
 
-def scala_seq(ctx: SqlContext, items: list[Any]) -> Any:
-    jvm = ctx.spark._jvm
-    java_list = jvm.java.util.ArrayList()
-    for item in items:
-        java_list.add(item)
-    return jvm.scala.jdk.javaapi.CollectionConverters.asScala(java_list).toSeq()
-
-
 def aliased(ctx: SqlContext, plan: Any, qualifier: list[str], name: str) -> Any:
     """``plan`` under the alias Spark gives a catalog table (spark_catalog.db.t), so `t.col` and `db.t.col`
     resolve as they do on the session table."""
-    jvm = ctx.spark._jvm
-    catalyst = jvm.org.apache.spark.sql.catalyst
-    identifier = catalyst.AliasIdentifier.apply(name, scala_seq(ctx, qualifier))
-    return catalyst.plans.logical.SubqueryAlias(identifier, plan)
+    identifier = jvm_class(ctx.spark, "org.apache.spark.sql.catalyst.AliasIdentifier").apply(
+        name, scala_seq(ctx.spark, qualifier))
+    return jvm_class(ctx.spark, "org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias")(identifier, plan)

@@ -12,6 +12,9 @@ from paimon_ds.schema.types import parse_type, to_arrow_field
 from paimon_ds.spark.bucket_expr import binary_row_hex_sql, bucket_sql, quoted, with_bucket_column
 from paimon_ds.spark.types import spark_schema
 
+# with Spark's code generation and interpreted (tests/conftest.py: INTERPRETED)
+pytestmark = pytest.mark.usefixtures("with_codegen")
+
 CASES = {
     "BIGINT": "CAST(id * 7919 - 40000 AS BIGINT)",
     "INT": "CAST(id * 104729 - 200000 AS INT)",

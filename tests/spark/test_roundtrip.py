@@ -27,6 +27,9 @@ from ._helpers import (
     sorted_rows,
 )
 
+# with Spark's code generation and interpreted (tests/conftest.py: INTERPRETED)
+pytestmark = pytest.mark.usefixtures("with_codegen")
+
 UTC = dt.timezone.utc
 
 
