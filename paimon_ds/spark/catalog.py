@@ -87,11 +87,10 @@ def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] 
     return catalog
 
 
-def attach_table(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] | None, database: str,
+def attach_table(spark: SparkSession, catalog: Catalog, storage_options: dict[str, Any] | None, database: str,
                  table: str) -> None:
-    """One table of the attached warehouse made (again) a session table, as attach() makes it, without visiting
-    the warehouse's other tables: what DDL through paimon_ds.sql does after it changed the table."""
-    catalog = Catalog(warehouse, storage_options)
+    """One table of the attached warehouse (``catalog``) made (again) a session table, as attach() makes it, without
+    visiting the warehouse's other tables: what DDL through paimon_ds.sql does after it changed the table."""
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote(database)}")
     exists = spark.catalog.tableExists(f"{quote(database)}.{quote(table)}")
     _attach_one(spark, catalog, storage_options, database, table, exists)

@@ -68,7 +68,7 @@ class SqlContext:
         same in a warehouse of a thousand tables as in one of one)."""
         detach_table(self.spark, ident.database, ident.table)
         if not dropped:
-            attach_table(self.spark, self.warehouse, self.storage_options, ident.database, ident.table)
+            attach_table(self.spark, self.catalog, self.storage_options, ident.database, ident.table)
 
 
 # ------------------------------------------------------------------ Scala values from the JVM
