@@ -76,7 +76,7 @@ def attach(spark: SparkSession, warehouse: str, storage_options: dict[str, Any] 
     # The session mirrors one warehouse (paimon_ds.sql resolves names in it): tables attached before that are
     # not in it (another warehouse, or dropped since by another engine) leave the session.
     present = {(db, t) for db in catalog.list_databases() for t in catalog.list_tables(db)}
-    for db, table in _attached(spark):
+    for db, table in attached_tables(spark):
         if (db, table) not in present:
             detach_table(spark, db, table)
     for db in catalog.list_databases():
@@ -166,7 +166,8 @@ def _spark_tables(spark: SparkSession, database: str) -> list:
         return []
 
 
-def _attached(spark: SparkSession) -> list[tuple[str, str]]:
+def attached_tables(spark: SparkSession) -> list[tuple[str, str]]:
+    """(database, table) of every session table attach() made in ``spark``."""
     prefix = ATTACHED_CONF + "."
     return [tuple(k[len(prefix):].split(".", 1)) for k in session_conf(spark) if k.startswith(prefix)]
 

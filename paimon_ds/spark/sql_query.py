@@ -31,8 +31,8 @@ from pyspark.sql import functions as F
 from ..predicate.expressions import FilterError, bind_filter, col
 from ..predicate.predicates import Predicate, and_all
 from ..store.row_tracking import COLUMNS_OPTION
-from .catalog import ATTACHED_CONF
-from .jvm import jvm_class, scala_seq, session_conf
+from .catalog import ATTACHED_CONF, attached_tables
+from .jvm import jvm_class, scala_seq
 from .native_read import read
 from .options import storage_job_options
 from .sql import (
@@ -342,14 +342,8 @@ def attached_name(ctx: SqlContext, database: str, table: str) -> tuple[str, str]
     """The (database, table) attach() recorded for a name, matched ignoring case as Spark resolves names."""
     if ctx.spark.conf.get(f"{ATTACHED_CONF}.{database}.{table}", None) is not None:
         return database, table  # as written: one lookup, not a scan of the session's conf
-    prefix = ATTACHED_CONF + "."
     wanted = (database.lower(), table.lower())
-    for key in session_conf(ctx.spark):
-        if key.startswith(prefix):
-            db, _, name = key[len(prefix):].partition(".")
-            if (db.lower(), name.lower()) == wanted:
-                return db, name
-    return None
+    return next(((db, name) for db, name in attached_tables(ctx.spark) if (db.lower(), name.lower()) == wanted), None)
 
 
 def is_temp_view(ctx: SqlContext, name: str) -> bool:
