@@ -14,13 +14,16 @@ from __future__ import annotations
 import gc
 import sys
 
+# paimon_ds.spark.daemon, the daemon that loads the package before it forks (spark.python.daemon.module)
+DAEMON_MODULE = "paimon_ds.spark.daemon"
+
 
 def in_spark_python_worker() -> bool:
-    """True in a process that PySpark's worker daemon forked (or started as a simple worker): its main module
-    is `pyspark.daemon`, `pyspark.worker` or one of `pyspark.sql.worker.*`."""
+    """True in a PySpark worker daemon or a process it forked (or started as a simple worker): its main module
+    is `pyspark.daemon`, paimon_ds's DAEMON_MODULE, `pyspark.worker` or one of `pyspark.sql.worker.*`."""
     spec = getattr(sys.modules.get("__main__"), "__spec__", None)
     name = getattr(spec, "name", "") or ""
-    return name == "pyspark.daemon" or name == "pyspark.worker" or name.startswith("pyspark.sql.worker.")
+    return name in ("pyspark.daemon", DAEMON_MODULE, "pyspark.worker") or name.startswith("pyspark.sql.worker.")
 
 
 _modules_frozen = 0  # len(sys.modules) at the last freeze

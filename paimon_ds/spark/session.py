@@ -18,6 +18,7 @@ from pyspark.sql.types import StructType
 from .connect import is_connect, ship_package
 from .connect_shim import shipped
 from .jvm import jvm_class
+from .python_worker import DAEMON_MODULE
 from .source import source_for_session
 
 
@@ -37,17 +38,27 @@ def build_session(app_name: str, master: str | None, conf: dict[str, Any] | None
     # Workers must run this interpreter (the one with pyarrow and paimon_ds), not python3 from PATH.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    builder = SparkSession.builder.appName(app_name).master(master or os.environ.get("SPARK_MASTER", "local[2]"))
+    master = master or os.environ.get("SPARK_MASTER", "local[2]")
+    builder = SparkSession.builder.appName(app_name).master(master)
     # Spark's progress bar (on stderr) where a person watches, not in logs and CI output
     progress = "true" if sys.stderr.isatty() else "false"
     settings = {**spark_defaults(), "spark.pyspark.python": sys.executable,
                 "spark.pyspark.driver.python": sys.executable, "spark.ui.showConsoleProgress": progress,
-                **{k: str(v) for k, v in (conf or {}).items()}}
+                **local_worker_settings(master), **{k: str(v) for k, v in (conf or {}).items()}}
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     register(spark)
     return spark
+
+
+def local_worker_settings(master: str) -> dict[str, str]:
+    """For a local master, whose Python workers run this interpreter (so can import this package): task workers
+    forked from paimon_ds.spark.daemon, which has the package loaded. Elsewhere nothing: the executors' Python
+    may lack paimon_ds, and the daemon serves every Python task of the application."""
+    if master == "local" or master.startswith(("local[", "local-cluster[")):
+        return {"spark.python.daemon.module": DAEMON_MODULE}
+    return {}
 
 
 def register(spark: SparkSession) -> None:

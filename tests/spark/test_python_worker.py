@@ -11,6 +11,7 @@ import pyarrow as pa
 
 import paimon_ds
 from paimon_ds.spark.python_worker import in_spark_python_worker
+from paimon_ds.spark.session import local_worker_settings
 from paimon_ds.spark.source import PaimonDataSource
 
 
@@ -62,3 +63,40 @@ def test_the_driver_process_is_left_alone(spark):
     assert paimon_ds.__name__ == "paimon_ds"
     assert in_spark_python_worker() is False
     assert gc.get_freeze_count() == 0
+
+
+def _worker_origin(batches):
+    """In a task: which daemon forked this worker, and whether the package was loaded before the fork."""
+    import os
+    import sys
+
+    main = sys.modules["__main__"]
+    for _ in batches:
+        pass
+    yield pa.RecordBatch.from_pydict({
+        "daemon": [main.__spec__.name], "forked_from_loader": [getattr(main, "LOADED_IN", None) == os.getppid()],
+        "loaded": [all(m in sys.modules for m in ("pyarrow", "pandas", "paimon_ds.spark.write",
+                                                  "paimon_ds.spark.read"))]})
+
+
+def test_local_task_workers_fork_from_a_daemon_that_loaded_the_package(spark, tmp_path):
+    assert spark.conf.get("spark.python.daemon.module") == "paimon_ds.spark.daemon"
+    rows = spark.range(4, numPartitions=2).mapInArrow(
+        _worker_origin, "daemon string, forked_from_loader boolean, loaded boolean").collect()
+    assert {tuple(r) for r in rows} == {("paimon_ds.spark.daemon", True, True)}
+    # and the source's own tasks run in them: a write and a read through the format
+    path = str(tmp_path / "t")
+    spark.range(100).selectExpr("id", "id * 2 AS v").write.format("paimon").mode("append").save(path)
+    assert sorted(tuple(r) for r in spark.read.format("paimon").load(path).collect()) == \
+        [(i, 2 * i) for i in range(100)]
+
+
+def test_only_local_masters_get_the_loading_daemon():
+    assert local_worker_settings("local") == {"spark.python.daemon.module": "paimon_ds.spark.daemon"}
+    assert local_worker_settings("local[2]") == {"spark.python.daemon.module": "paimon_ds.spark.daemon"}
+    assert local_worker_settings("local-cluster[2,1,1024]") == \
+        {"spark.python.daemon.module": "paimon_ds.spark.daemon"}
+    # executors elsewhere may run a Python without paimon_ds: Spark's own daemon there
+    assert local_worker_settings("spark://host:7077") == {}
+    assert local_worker_settings("yarn") == {}
+    assert local_worker_settings("k8s://https://host:443") == {}
