@@ -46,14 +46,20 @@ demo: $(STAMP)
 # SUITE_JVM: the suite's Spark drivers (its sessions, stream jobs, Connect servers) compile with C1 only: their
 # JVMs live seconds to minutes, where C2's compiler threads cost more CPU than its code saves (a ported SQL
 # suite: 237 -> 176 CPU s; the after_suite check on 104 snapshots: 110 -> 89). Without tiers the JVM reserves 48 MiB
-# for compiled code, which a worker's session fills, and then stops compiling: hence the code cache size.
-# make bench keeps the JVM's default.
+# for compiled code, which a worker's session fills, and then stops compiling: hence the code cache size. They
+# collect garbage with the parallel collector: G1's write barriers and concurrent work cost more in C1's code than
+# its short pauses save here (20 ported MERGE cases: JVM 43.7-46.0 -> 29.4-34.3 CPU s; Serial 37-38).
+# make bench keeps the JVM's defaults.
+# Files go to the two workers slowest first (tests/file_durations.txt, see tests/conftest.py), not xdist's default
+# of most tests first, which handed out the files of one or two long multi-JVM cases last. DURATIONS=1 records the
+# run's figures into that file.
+RECORD := $(if $(DURATIONS),PAIMON_DS_RECORD_DURATIONS=$(CURDIR)/tests/file_durations.txt)
 SUITE_TMP := .pytest-suite
-SUITE_JVM := SPARK_SUBMIT_OPTS="-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m"
+SUITE_JVM := SPARK_SUBMIT_OPTS="-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m -XX:+UseParallelGC"
 test: $(STAMP) $(ORACLES)/.ready
 	rm -rf $(SUITE_TMP) && mkdir -p $(SUITE_TMP)
-	$(SUITE_JVM) $(BIN)/python -m pytest -q -n 2 --dist loadfile --basetemp=$(SUITE_TMP)/run --durations=15 \
-		-m "not bench and not soak and not after_suite"
+	$(SUITE_JVM) $(RECORD) $(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder \
+		--basetemp=$(SUITE_TMP)/run --durations=15 -m "not bench and not soak and not after_suite"
 	$(SUITE_JVM) PAIMON_DS_SUITE_TABLES=$(CURDIR)/$(SUITE_TMP)/run $(BIN)/python -m pytest -q -s \
 		--basetemp=$(SUITE_TMP)/after -m after_suite
 	rm -rf $(SUITE_TMP)

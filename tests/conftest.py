@@ -26,16 +26,58 @@ ORACLES_DIR = Path(os.environ.get("ORACLES_DIR", ROOT / ".oracles"))
 SUITE_TABLES_ENV = "PAIMON_DS_SUITE_TABLES"
 
 
+# The seconds each test file took in a recorded run (setup, call and teardown of its tests), slowest first. The
+# parallel run hands out whole files (--dist loadfile) in collection order, so the slowest go first: a file of two
+# long multi-JVM cases handed out last keeps one worker busy while the other has nothing left to do. Recorded by
+# `make test DURATIONS=1` (RECORD_DURATIONS_ENV); a file not listed counts as fast.
+FILE_DURATIONS = ROOT / "tests" / "file_durations.txt"
+RECORD_DURATIONS_ENV = "PAIMON_DS_RECORD_DURATIONS"
+
+
+def recorded_file_durations() -> dict[str, float]:
+    if not FILE_DURATIONS.exists():
+        return {}
+    out = {}
+    for line in FILE_DURATIONS.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            seconds, path = line.split(maxsplit=1)
+            out[path] = float(seconds)
+    return out
+
+
 def pytest_collection_modifyitems(config, items):
-    """Tests marked after_suite run last: they check every table the other tests of the run built. A worker of a
-    parallel run (pytest-xdist) sees only its own share of the tests and cannot wait for the others, so it skips
-    them; `make test` runs them after the workers, on the tables they left (SUITE_TABLES_ENV)."""
-    items.sort(key=lambda item: item.get_closest_marker("after_suite") is not None)
+    """Slowest files first (FILE_DURATIONS), each file's tests in their own order. Tests marked after_suite run last:
+    they check every table the other tests of the run built. A worker of a parallel run (pytest-xdist) sees only its
+    own share of the tests and cannot wait for the others, so it skips them; `make test` runs them after the
+    workers, on the tables they left (SUITE_TABLES_ENV)."""
+    durations = recorded_file_durations()
+    items.sort(key=lambda item: (item.get_closest_marker("after_suite") is not None,
+                                 -durations.get(item.nodeid.split("::")[0], 0.0)))
     if os.environ.get("PYTEST_XDIST_WORKER") and not os.environ.get(SUITE_TABLES_ENV):
         skip = pytest.mark.skip(reason="after_suite checks run after a parallel run's workers (make test does that)")
         for item in items:
             if item.get_closest_marker("after_suite") is not None:
                 item.add_marker(skip)
+
+
+_seconds_by_file: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    """Where RECORD_DURATIONS_ENV names a file: each test file's seconds (in a parallel run, the workers' reports
+    reach the controlling process too, which writes the file)."""
+    if os.environ.get(RECORD_DURATIONS_ENV) and not os.environ.get("PYTEST_XDIST_WORKER"):
+        path = report.nodeid.split("::")[0]
+        _seconds_by_file[path] = _seconds_by_file.get(path, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session):
+    target = os.environ.get(RECORD_DURATIONS_ENV)
+    if target and _seconds_by_file and not os.environ.get("PYTEST_XDIST_WORKER"):
+        ranked = sorted(_seconds_by_file.items(), key=lambda kv: (-kv[1], kv[0]))
+        lines = [f"{seconds:.1f} {path}" for path, seconds in ranked if seconds >= 5]
+        Path(target).write_text("# seconds test-file (make test DURATIONS=1; files under 5 s are left out)\n"
+                                + "\n".join(lines) + "\n")
 
 
 @pytest.fixture(scope="session")
