@@ -17,13 +17,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+try:
+    from suite_scheduling import AFTER_SUITE_PARAM, SuiteScheduling
+except ModuleNotFoundError as missing:  # the minimums' venv has no pytest-xdist: runs in one process only
+    if missing.name != "xdist":
+        raise
+    AFTER_SUITE_PARAM, SuiteScheduling = "", None
+
 ROOT = Path(__file__).resolve().parent.parent
 ORACLES_DIR = Path(os.environ.get("ORACLES_DIR", ROOT / ".oracles"))
-
-
-# Where the tables of the other tests are, for tests marked after_suite: this run's base temporary directory, or
-# (make test) the one the suite's parallel workers (pytest-xdist) used, when the check runs after them.
-SUITE_TABLES_ENV = "PAIMON_DS_SUITE_TABLES"
 
 
 # The seconds each test file took in a recorded run (setup, call and teardown of its tests), slowest first. The
@@ -47,17 +49,40 @@ def recorded_file_durations() -> dict[str, float]:
 
 def pytest_collection_modifyitems(config, items):
     """Slowest files first (FILE_DURATIONS), each file's tests in their own order. Tests marked after_suite run last:
-    they check every table the other tests of the run built. A worker of a parallel run (pytest-xdist) sees only its
-    own share of the tests and cannot wait for the others, so it skips them; `make test` runs them after the
-    workers, on the tables they left (SUITE_TABLES_ENV)."""
+    they check every table the other tests of the run built. In a parallel run (pytest-xdist) each worker checks
+    the tables its own tests built, once every file has been handed out (suite_scheduling.py); under another
+    --dist mode than loadfile a worker cannot know that its tests are over, and skips them."""
     durations = recorded_file_durations()
     items.sort(key=lambda item: (item.get_closest_marker("after_suite") is not None,
                                  -durations.get(item.nodeid.split("::")[0], 0.0)))
-    if os.environ.get("PYTEST_XDIST_WORKER") and not os.environ.get(SUITE_TABLES_ENV):
-        skip = pytest.mark.skip(reason="after_suite checks run after a parallel run's workers (make test does that)")
+    if hasattr(config, "workerinput") and not config.workerinput.get(AFTER_SUITE_LAST):
+        skip = pytest.mark.skip(reason="after_suite checks need --dist loadfile in a parallel run")
         for item in items:
             if item.get_closest_marker("after_suite") is not None:
                 item.add_marker(skip)
+
+
+@pytest.hookimpl(optionalhook=True)  # hooks of pytest-xdist, which the minimums' venv does not install
+def pytest_xdist_make_scheduler(config, log):
+    return SuiteScheduling(config, log) if config.getoption("dist") == "loadfile" else None
+
+
+# tells a worker (pytest_configure_node) that SuiteScheduling hands it its after_suite case last: a worker's own
+# options do not say, xdist sets their --dist to "no"
+AFTER_SUITE_LAST = "paimon_ds_after_suite_last"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    node.workerinput[AFTER_SUITE_LAST] = node.config.getoption("dist") == "loadfile"
+
+
+def pytest_generate_tests(metafunc):
+    """An after_suite test once per worker of a parallel run, each on that worker's tables (suite_tables_root)."""
+    if "suite_tables_root" in metafunc.fixturenames:
+        workers = getattr(metafunc.config, "workerinput", {}).get("workercount", 0)
+        ids = [AFTER_SUITE_PARAM.format(worker=f"gw{i}") for i in range(workers)] or ["all"]
+        metafunc.parametrize("suite_tables_root", ids, indirect=True)
 
 
 _seconds_by_file: dict[str, float] = {}
@@ -66,9 +91,19 @@ _seconds_by_file: dict[str, float] = {}
 def pytest_runtest_logreport(report):
     """Where RECORD_DURATIONS_ENV names a file: each test file's seconds (in a parallel run, the workers' reports
     reach the controlling process too, which writes the file)."""
-    if os.environ.get(RECORD_DURATIONS_ENV) and not os.environ.get("PYTEST_XDIST_WORKER"):
+    if os.environ.get(RECORD_DURATIONS_ENV) and not os.environ.get("PYTEST_XDIST_WORKER") \
+            and "after_suite" not in report.keywords:  # the checks are not their file's: they are handed out last
         path = report.nodeid.split("::")[0]
         _seconds_by_file[path] = _seconds_by_file.get(path, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The after_suite checks' figures: the user properties of their reports (which a parallel run's workers send
+    to the controlling process, unlike what the tests print)."""
+    for report in terminalreporter.getreports("passed"):
+        if "after_suite" in report.keywords:
+            for name, value in report.user_properties:
+                terminalreporter.write_line(f"{report.nodeid.rsplit('[', 1)[-1].rstrip(']')}: {name} {value}")
 
 
 def pytest_sessionfinish(session):
@@ -80,11 +115,15 @@ def pytest_sessionfinish(session):
                                 + "\n".join(lines) + "\n")
 
 
-@pytest.fixture(scope="session")
-def suite_tables_root(tmp_path_factory) -> Path:
-    """The directory holding the tables the other tests of the run built (see SUITE_TABLES_ENV)."""
-    given = os.environ.get(SUITE_TABLES_ENV)
-    return Path(given) if given else tmp_path_factory.getbasetemp()
+@pytest.fixture
+def suite_tables_root(request, tmp_path_factory) -> Path:
+    """The directory holding the tables the other tests of the run built: the run's base temporary directory, or
+    in a parallel run that of the worker the parameter names (each worker has its own, beside the others)."""
+    base = tmp_path_factory.getbasetemp()
+    if request.param == "all":
+        return base
+    worker = request.param.removeprefix(AFTER_SUITE_PARAM.format(worker=""))
+    return base.parent / f"popen-{worker}"
 
 
 @pytest.fixture(scope="session")

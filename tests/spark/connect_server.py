@@ -23,6 +23,11 @@ import pyspark
 BARE_PACKAGES = ("pyarrow", "pandas", "numpy")
 # pyspark's Connect client packages: a server's foreachBatch worker is itself a Connect client and needs them.
 CONNECT_CLIENT_PACKAGES = ("grpcio", "grpcio-status", "googleapis-common-protos", "protobuf", "zstandard")
+# The servers' venvs under the oracles' folder, by name: "bare" workers with only pyarrow, pandas and numpy;
+# "foreach_batch" the same plus pyspark's Connect client packages, which Spark's foreachBatch worker needs on a
+# server whatever the function does (it is itself a Connect client); nothing of ours.
+SERVER_VENVS = {"bare": ("connect-server", BARE_PACKAGES),
+                "foreach_batch": ("connect-server-foreach-batch", BARE_PACKAGES + CONNECT_CLIENT_PACKAGES)}
 # Nothing of ours, nor any dependency of ours that pyarrow / pandas / numpy do not bring.
 ABSENT_FROM_BARE = ("paimon_ds", "fsspec", "fastavro", "s3fs", "cramjam", "backports.zstd", "zstandard")
 
@@ -131,3 +136,10 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+if __name__ == "__main__":
+    # make test builds the servers' venvs beside the oracles (python tests/spark/connect_server.py .oracles)
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(len(SERVER_VENVS)) as pool:
+        list(pool.map(lambda venv: server_python(Path(sys.argv[1]), *venv), SERVER_VENVS.values()))

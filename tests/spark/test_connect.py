@@ -23,7 +23,7 @@ import pytest
 from .connect_server import (
     ABSENT_FROM_BARE,
     BARE_PACKAGES,
-    CONNECT_CLIENT_PACKAGES,
+    SERVER_VENVS,
     ConnectServer,
     importable,
     server_python,
@@ -34,20 +34,16 @@ CLIENT = Path(__file__).with_name("connect_client.py")
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory, oracles_ready):
-    """Two servers, their venvs built and JVMs started side by side:
-    - "bare": workers with only pyarrow, pandas and numpy;
-    - "foreach_batch": the same plus pyspark's Connect client packages, which Spark's foreachBatch worker
-      needs on a server whatever the function does (it is itself a Connect client); nothing of ours."""
+    """The two servers of SERVER_VENVS, their venvs built (unless make test built them already) and JVMs started
+    side by side."""
     from conftest import ORACLES_DIR
     base = tmp_path_factory.mktemp("connect")
-    venvs = {"bare": ("connect-server", BARE_PACKAGES),
-             "foreach_batch": ("connect-server-foreach-batch", BARE_PACKAGES + CONNECT_CLIENT_PACKAGES)}
 
     def start(name: str) -> ConnectServer:
-        return ConnectServer(base / name, server_python(ORACLES_DIR, *venvs[name])).start()
+        return ConnectServer(base / name, server_python(ORACLES_DIR, *SERVER_VENVS[name])).start()
 
     with ThreadPoolExecutor(2) as pool:
-        futures = {name: pool.submit(start, name) for name in venvs}
+        futures = {name: pool.submit(start, name) for name in SERVER_VENVS}
     started = {name: f.result() for name, f in futures.items() if f.exception() is None}
     try:
         for f in futures.values():

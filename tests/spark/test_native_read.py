@@ -209,10 +209,11 @@ def _arrow_row_multiset(rows: pa.Table, like: pa.Schema) -> list[tuple]:
 
 
 @pytest.mark.after_suite
-def test_native_read_equals_python_source_on_every_table_of_the_suite(spark, suite_tables_root):
-    """After the other tests: every table they left on local disk, at its latest and earliest snapshots, reads
-    the same through paimon_ds.read as through the Python source (where any of its files go to Spark); the
-    Python source's code runs in this process (_python_source_here), half the Spark queries it took as a job."""
+def test_native_read_equals_python_source_on_every_table_of_the_suite(spark, suite_tables_root, record_property):
+    """After the other tests (of this worker, in a parallel run): every table they left on local disk, at its
+    latest and earliest snapshots, reads the same through paimon_ds.read as through the Python source (where any of
+    its files go to Spark); the Python source's code runs in this process (_python_source_here), half the Spark
+    queries it took as a job."""
     items = [item for path in _suite_tables(suite_tables_root) for item in _snapshots_to_compare(path)]
 
     def compare(item: tuple[str, int, int]) -> str:
@@ -246,6 +247,8 @@ def test_native_read_equals_python_source_on_every_table_of_the_suite(spark, sui
         pytest.skip("no table left by other tests (run with the suite)")
     # a few tables are broken on purpose; most must read, or this check checked nothing
     assert compared > 4 * len(unreadable), f"{len(unreadable)} tables unreadable, {compared} compared"
-    print(f"\nnative read = Python source on {compared} table snapshots ({native_files} files read by Spark; "
-          f"{len(unreadable)} unreadable through the Python source too)")
+    # the figure for the run's summary (tests/conftest.py: a parallel run shows nothing its workers print)
+    record_property("native read = Python source on",
+                    f"{compared} table snapshots ({native_files} files read by Spark; "
+                    f"{len(unreadable)} unreadable through the Python source too)")
     assert not failures, f"native read differs from the Python source: {failures}"
