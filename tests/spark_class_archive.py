@@ -1,6 +1,6 @@
 """Builds the class-data-sharing archive the suite's Spark drivers start from (make test; run as a script).
 
-A Spark driver's JVM loads and verifies some 15,000 classes before its first query; the suite starts dozens of them
+A Spark driver's JVM loads and verifies thousands of classes before its first query; the suite starts dozens of them
 (its sessions, stream jobs killed and restarted, Connect servers, concurrent applications). The JVM can instead map
 the classes from an archive written by an earlier run (Java's AppCDS: -XX:ArchiveClassesAtExit, then
 -XX:SharedArchiveFile). This script is that earlier run: a session that writes, reads, attaches, runs SQL (MERGE
@@ -17,10 +17,11 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import paimon_ds
+
 
 def exercise(spark, base: Path) -> None:
     """What loads most of the classes the suite's drivers use: batch and SQL writes and reads, a stream."""
-    import paimon_ds
     rows = spark.range(2000).selectExpr("id", "cast(id % 7 as string) as dt", "id * 1.5 as v")
     rows.write.format("paimon").option("primary-key", "id").option("bucket", "2").mode("append") \
         .save(str(base / "wh/db.db/t"))
@@ -46,7 +47,6 @@ def exercise(spark, base: Path) -> None:
 
 
 def main() -> None:
-    import paimon_ds
     spark = paimon_ds.session("paimon_ds-class-archive", master="local[2]", conf={"spark.ui.enabled": "false"})
     with tempfile.TemporaryDirectory() as base:
         exercise(spark, Path(base))
