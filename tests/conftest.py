@@ -47,6 +47,11 @@ def recorded_file_durations() -> dict[str, float]:
     return out
 
 
+# tells a worker (pytest_configure_node) that SuiteScheduling hands it its after_suite case last: a worker's own
+# options do not say, xdist sets their --dist to "no"
+AFTER_SUITE_LAST = "paimon_ds_after_suite_last"
+
+
 def pytest_collection_modifyitems(config, items):
     """Slowest files first (FILE_DURATIONS), each file's tests in their own order. Tests marked after_suite run last:
     they check every table the other tests of the run built. In a parallel run (pytest-xdist) each worker checks
@@ -65,11 +70,6 @@ def pytest_collection_modifyitems(config, items):
 @pytest.hookimpl(optionalhook=True)  # hooks of pytest-xdist, which the minimums' venv does not install
 def pytest_xdist_make_scheduler(config, log):
     return SuiteScheduling(config, log) if config.getoption("dist") == "loadfile" else None
-
-
-# tells a worker (pytest_configure_node) that SuiteScheduling hands it its after_suite case last: a worker's own
-# options do not say, xdist sets their --dist to "no"
-AFTER_SUITE_LAST = "paimon_ds_after_suite_last"
 
 
 @pytest.hookimpl(optionalhook=True)
