@@ -63,9 +63,10 @@ test-setup:
 demo: $(STAMP)
 	$(BIN)/python -m paimon_ds.demo
 
-# The suite in two worker processes (it waits on JVMs, subprocesses and Spark's scheduling more than it computes:
-# one process keeps 1.4 of the 2 cores busy); each worker ends with the after_suite check of the tables its tests
-# left (tests/suite_scheduling.py), beside the other worker's last files.
+# The suite in three worker processes on the 2 cores: each waits on JVMs, subprocesses and Spark's scheduling part
+# of the time, and two kept the cores 87% busy, three 98% (a clean-clone suite 35:47 -> 33:30 on 2026-12-07). Each
+# worker ends with the after_suite check of the tables its tests left (tests/suite_scheduling.py), beside the
+# other workers' last files.
 # SUITE_JVM: the suite's Spark drivers (its sessions, stream jobs, Connect servers) compile with C1 only: their
 # JVMs live seconds to minutes, where C2's compiler threads cost more CPU than its code saves (a ported SQL
 # suite: 237 -> 176 CPU s; the after_suite check on 104 snapshots: 110 -> 89). Without tiers the JVM reserves 48 MiB
@@ -73,7 +74,7 @@ demo: $(STAMP)
 # collect garbage with the parallel collector: G1's write barriers and concurrent work cost more in C1's code than
 # its short pauses save here (20 ported MERGE cases: JVM 43.7-46.0 -> 29.4-34.3 CPU s; Serial 37-38).
 # make bench keeps the JVM's defaults.
-# Files go to the two workers slowest first (tests/file_durations.txt, see tests/conftest.py), not xdist's default
+# Files go to the workers slowest first (tests/file_durations.txt, see tests/conftest.py), not xdist's default
 # of most tests first, which handed out the files of one or two long multi-JVM cases last. DURATIONS=1 records the
 # run's figures into that file.
 RECORD := $(if $(DURATIONS),PAIMON_DS_RECORD_DURATIONS=$(CURDIR)/tests/file_durations.txt)
@@ -81,7 +82,7 @@ SUITE_TMP := .pytest-suite
 SUITE_JVM := SPARK_SUBMIT_OPTS="$(SUITE_JVM_OPTS) -XX:SharedArchiveFile=$(CURDIR)/$(SPARK_CLASSES) $(CDS_QUIET)"
 test: test-setup
 	rm -rf $(SUITE_TMP) && mkdir -p $(SUITE_TMP)
-	$(SUITE_JVM) $(RECORD) $(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder \
+	$(SUITE_JVM) $(RECORD) $(BIN)/python -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder \
 		--basetemp=$(SUITE_TMP)/run --durations=15 -m "not bench and not soak"
 	rm -rf $(SUITE_TMP)
 

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 BATCH_ROWS = 65536
 # Row kind names by Paimon's byte value (+I 0, -U 1, +U 2, -D 3), as `$audit_log` shows them.
-KIND_NAMES = pa.array(["+I", "-U", "+U", "-D"], pa.string())
+KIND_NAMES = ("+I", "-U", "+U", "-D")
 
 
 class TableRead:
@@ -263,7 +263,7 @@ class TableRead:
             codes = pa.array(np.zeros(batch.num_rows, dtype=np.int8))
         else:
             codes = kinds.combine_chunks() if isinstance(kinds, pa.ChunkedArray) else kinds
-        names = KIND_NAMES.take(codes)
+        names = pa.array(KIND_NAMES, pa.string()).take(codes)
         return pa.RecordBatch.from_arrays([names, *batch.columns], schema=self.kinds_schema)
 
     def _cast(self, batch: pa.RecordBatch) -> pa.RecordBatch:

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as pads
 
 from ..deletionvectors.maintainer import dv_enabled
 from ..errors import RowLevelError
@@ -165,6 +164,8 @@ def check_clauses(table: FileStore, matched: Sequence, not_matched: Sequence, by
 # ------------------------------------------------------------------ Arrow helpers
 def _evaluate(rows: pa.Table, exprs: Mapping[str, pc.Expression]) -> pa.Table:
     """Arrow expressions over a table's rows, as columns (in row order)."""
+    import pyarrow.dataset as pads  # loads pandas: imported where used, not with the package (see readers.lazy)
+
     return pads.dataset(rows).to_table(columns=dict(exprs), use_threads=False)
 
 

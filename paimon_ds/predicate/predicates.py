@@ -13,7 +13,6 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 
 from ..schema.types import total_order_value
 
@@ -33,7 +32,7 @@ class Predicate:
         """
         raise NotImplementedError
 
-    def expression(self) -> ds.Expression:
+    def expression(self) -> pc.Expression:
         raise NotImplementedError
 
 
@@ -97,8 +96,8 @@ class Leaf(Predicate):
             return _COMPARE[self.op](hi_r, lit)
         return True
 
-    def expression(self) -> ds.Expression:
-        f = ds.field(self.field)
+    def expression(self) -> pc.Expression:
+        f = pc.field(self.field)
         if self.op == "is_null":
             return f.is_null()
         if self.op == "is_not_null":
@@ -112,14 +111,14 @@ class Leaf(Predicate):
         return {"=": f.__eq__, "<": f.__lt__, "<=": f.__le__, ">": f.__gt__, ">=": f.__ge__}[self.op](
             _literal(self.literals[0]))
 
-    def _float_expression(self, f: ds.Expression) -> ds.Expression:
+    def _float_expression(self, f: pc.Expression) -> pc.Expression:
         """A comparison with a float literal where NaN is a value (float_comparison). A row is kept where the
         comparison holds with -0.0 below 0.0 (Paimon's order, that of the core API's exact filters) or with the two
         zeros equal (IEEE, Spark's SQL, which evaluates every pushed filter again): it drops no row either keeps."""
         if self.op == "in":  # NaN and the zeros as `=` compares them; the other values by Arrow's isin
             special = [v for v in self.literals if isinstance(v, float) and (v != v or v == 0)]
             plain = [v for v in self.literals if v is not None and not any(v is x for x in special)]
-            expr = f.isin(pa.array(plain)) if plain else ds.scalar(False)
+            expr = f.isin(pa.array(plain)) if plain else pc.scalar(False)
             for v in special:
                 expr = expr | Leaf("=", self.field, (v,))._float_expression(f)
             return expr
@@ -143,13 +142,13 @@ class Leaf(Predicate):
         return _COMPARE[self.op](_ranked(value, self.literals[0]), _ranked(self.literals[0], value))
 
 
-def float_comparison(f: ds.Expression, op: str, literal: float, signed_zeros: bool = True) -> ds.Expression:
+def float_comparison(f: pc.Expression, op: str, literal: float, signed_zeros: bool = True) -> pc.Expression:
     """``f op literal`` for a FLOAT / DOUBLE column ``f`` as Java's Double.compare orders values (Paimon's predicates,
     CompareUtils): every NaN equal to NaN and above +Infinity; with ``signed_zeros``, -0.0 below 0.0 (without, the
     zeros equal, as IEEE). Null rows give null. ``op``: = != < <= > >=."""
     nan = pc.is_nan(f)
     if literal != literal:  # NaN
-        out = {"=": nan, "!=": ~nan, ">=": nan, ">": ds.scalar(False) & f.is_valid(), "<": ~nan,
+        out = {"=": nan, "!=": ~nan, ">=": nan, ">": pc.scalar(False) & f.is_valid(), "<": ~nan,
                "<=": f.is_valid()}[op]
         return out
     if signed_zeros and literal == 0:
@@ -199,7 +198,7 @@ class And(Predicate):
     def may_match(self, stats: Callable[[str], tuple[Any, Any, int | None, int]]) -> bool:
         return all(c.may_match(stats) for c in self.children)
 
-    def expression(self) -> ds.Expression:
+    def expression(self) -> pc.Expression:
         expr = self.children[0].expression()
         for c in self.children[1:]:
             expr = expr & c.expression()
@@ -216,7 +215,7 @@ class Or(Predicate):
     def may_match(self, stats: Callable[[str], tuple[Any, Any, int | None, int]]) -> bool:
         return any(c.may_match(stats) for c in self.children)
 
-    def expression(self) -> ds.Expression:
+    def expression(self) -> pc.Expression:
         expr = self.children[0].expression()
         for c in self.children[1:]:
             expr = expr | c.expression()

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
-import pyarrow.dataset as ds
+import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from ..errors import MissingDependencyError, PaimonDsError
@@ -50,6 +50,8 @@ from ..predicate.expressions import (
 from ..predicate.predicates import Predicate, and_all
 
 if TYPE_CHECKING:
+    import pyarrow.dataset as ds
+
     from ..store.file_store import FileStore
 
 
@@ -414,6 +416,10 @@ def duckdb_relation(scan: Scan, con: Any = None, name: str | None = None) -> Any
 def pyarrow_dataset(table: FileStore) -> ds.Dataset:
     """The table's latest (or time-travelled) snapshot as a pyarrow Dataset over its data files; a
     NotExpressibleError naming why where a Dataset cannot give the table's rows."""
+    # pyarrow.dataset loads pandas (0.23 CPU s): imported here, not by every process that imports paimon_ds (each
+    # of Spark's planner workers does)
+    import pyarrow.dataset as ds
+
     alternatives = "read it with to_polars(), to_duckdb() or scan().to_arrow(), which merge and filter"
     table.check_readable()
     why = raw_readable_table(table)
@@ -444,7 +450,7 @@ def pyarrow_dataset(table: FileStore) -> ds.Dataset:
     schema = table.arrow_schema()
     partition_of = _partition_expressions(table, splits)
     bounds_of = _stats_expressions(table, schema)
-    by_format: dict[str, list[tuple[str, ds.Expression]]] = {}
+    by_format: dict[str, list[tuple[str, pc.Expression]]] = {}
     located = {meta.file_name: (s, meta) for s in splits for meta in s.files}
     for f in raw:
         split, meta = located[f.file_name]
@@ -467,19 +473,19 @@ def pyarrow_dataset(table: FileStore) -> ds.Dataset:
     return datasets[0] if len(datasets) == 1 else ds.UnionDataset(schema, datasets)
 
 
-def _partition_expressions(table: FileStore, splits: list) -> Callable[[bytes], ds.Expression]:
+def _partition_expressions(table: FileStore, splits: list) -> Callable[[bytes], pc.Expression]:
     """Each partition's values as the guarantee of its files' fragments (pyarrow skips a fragment its filter
     cannot match there without opening the file)."""
     keys = list(table.table_schema.partition_keys)
     scan = new_scan(table)
     schema = table.arrow_schema()
-    cache: dict[bytes, ds.Expression] = {}
+    cache: dict[bytes, pc.Expression] = {}
 
-    def of(partition: bytes) -> ds.Expression:
+    def of(partition: bytes) -> pc.Expression:
         if partition not in cache:
-            expr = ds.scalar(True)
+            expr = pc.scalar(True)
             for key, value in zip(keys, scan.partition_values(partition)):
-                field = ds.field(key)
+                field = pc.field(key)
                 term = field.is_null() if value is None else field == pa.scalar(value, schema.field(key).type)
                 expr = expr & term
             cache[partition] = expr
@@ -487,7 +493,7 @@ def _partition_expressions(table: FileStore, splits: list) -> Callable[[bytes], 
     return of
 
 
-def _stats_expressions(table: FileStore, schema: pa.Schema) -> Callable[[Any], ds.Expression]:
+def _stats_expressions(table: FileStore, schema: pa.Schema) -> Callable[[Any], pc.Expression]:
     """A data file's min / max statistics as its fragment's guarantee (pyarrow then skips a file a filter cannot
     match, unopened): only exact bounds (integers, dates, decimals; not strings, whose bounds may be truncated,
     nor floats, whose NaN the bounds leave out) of columns without nulls (a null satisfies no bound)."""
@@ -495,8 +501,8 @@ def _stats_expressions(table: FileStore, schema: pa.Schema) -> Callable[[Any], d
     bounded = [f.name for f in schema if f.name not in table.table_schema.partition_keys and (
         pa.types.is_integer(f.type) or pa.types.is_date(f.type) or pa.types.is_decimal(f.type))]
 
-    def of(meta: Any) -> ds.Expression:
-        expr = ds.scalar(True)
+    def of(meta: Any) -> pc.Expression:
+        expr = pc.scalar(True)
         stats = scan.file_stats(meta)
         for name in bounded:
             lo, hi, nulls, rows = stats(name)
@@ -507,7 +513,7 @@ def _stats_expressions(table: FileStore, schema: pa.Schema) -> Callable[[Any], d
                 low, high = pa.scalar(lo, column_type), pa.scalar(hi, column_type)
             except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
                 continue  # a bound not of the column's type (an evolved column) guarantees nothing
-            expr = expr & (ds.field(name) >= low) & (ds.field(name) <= high)
+            expr = expr & (pc.field(name) >= low) & (pc.field(name) <= high)
         return expr
     return of
 

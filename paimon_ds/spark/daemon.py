@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 
+import pandas  # noqa: F401  (the package does not import it; pyarrow does, at a task's first pa.array of a list)
 from pyspark import daemon
 
 import paimon_ds  # noqa: F401  (the package root: the core and its dependencies)
