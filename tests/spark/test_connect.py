@@ -172,17 +172,50 @@ print(type(again).__name__, type(again._real).__name__, sys.modules["paimon_ds"]
 
 # ------------------------------------------------------------------ no Spark needed
 
-def test_artifact_holds_python_sources_only_and_is_reproducible():
+def test_artifact_holds_python_sources_and_their_bytecode_and_is_reproducible():
+    import importlib.util
+
     from paimon_ds.spark.connect import SHIPPED_PACKAGES, artifact_zip
     path = artifact_zip()
-    names = zipfile.ZipFile(path).namelist()
+    archive = zipfile.ZipFile(path)
+    names = archive.namelist()
     assert {n.split("/", 1)[0] for n in names} == set(SHIPPED_PACKAGES)
     for needed in ("paimon_ds/__init__.py", "paimon_ds/options/paimon_option_keys.txt",
                    "paimon_ds/conf/spark-defaults.conf", "paimon_ds/spark/source.py", "fsspec/implementations/local.py",
                    "fastavro/_read_py.py", "fastavro/_write_py.py"):
         assert needed in names
-    assert not [n for n in names if n.endswith((".so", ".pyc")) or "__pycache__" in n]
+    assert not [n for n in names if n.endswith(".so") or "__pycache__" in n]
+    # every source with its bytecode beside it, for this Python, hash-based and unchecked (PEP 552)
+    sources = [n for n in names if n.endswith(".py")]
+    assert sorted(n for n in names if n.endswith(".pyc")) == sorted(n + "c" for n in sources)
+    source = archive.read("paimon_ds/table.py")
+    header = archive.read("paimon_ds/table.pyc")[:16]
+    assert header == importlib.util.MAGIC_NUMBER + b"\x01\x00\x00\x00" + importlib.util.source_hash(source)
     assert artifact_zip.__wrapped__() == path  # same sources, same bytes, same name
+
+
+def _imported_from(zip_path: Path) -> str:
+    """Where a fresh interpreter with only ``zip_path`` ahead of its path imports paimon_ds and its modules from."""
+    code = (f"import sys; sys.path.insert(0, {str(zip_path)!r}); import paimon_ds, paimon_ds.table; "
+            "print(paimon_ds.__file__, paimon_ds.table.__file__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/", timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout.strip()
+
+
+def test_a_server_imports_the_bytecode_or_with_another_python_the_sources(tmp_path):
+    """The shipped bytecode is what a server of the client's Python imports; one of another version (a magic
+    number not its own) imports the sources of the same zip."""
+    from paimon_ds.spark.connect import artifact_zip
+    path = artifact_zip()
+    assert _imported_from(path).split() == [f"{path}/paimon_ds/__init__.pyc", f"{path}/paimon_ds/table.pyc"]
+
+    other = tmp_path / "other-python.zip"  # the same zip, its bytecode stamped by a Python that does not exist
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(other, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            dst.writestr(info, b"\xff\xff\r\n" + data[4:] if info.filename.endswith(".pyc") else data)
+    assert _imported_from(other).split() == [f"{other}/paimon_ds/__init__.py", f"{other}/paimon_ds/table.py"]
 
 
 @pytest.mark.parametrize("codec", ["zstandard", "snappy"])
