@@ -40,7 +40,8 @@ if TYPE_CHECKING:
     from ..store.file_store import FileStore
 
 BATCH_ROWS = 65536
-# Row kind names by Paimon's byte value (+I 0, -U 1, +U 2, -D 3), as `$audit_log` shows them.
+# Row kind names by Paimon's byte value (+I 0, -U 1, +U 2, -D 3), as `$audit_log` shows them. A tuple, made an
+# Arrow array where used: pa.array of a list looks for pandas, which importing the package must not load.
 KIND_NAMES = ("+I", "-U", "+U", "-D")
 
 
